@@ -1,0 +1,64 @@
+//! Command-line surface (clap types only); each subcommand resolves these into work in
+//! `commands/`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// benchaudit: evaluate LLM agents honestly.
+#[derive(Debug, Parser)]
+#[command(name = "benchaudit", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the task registry, or print the generator card.
+    Tasks(TasksArgs),
+    /// Write the canonical records of (task, seed) as JSON Lines to stdout.
+    Truth(TruthArgs),
+    /// Score a submission directory (data.jsonl, metadata.json, run.log) with both scorers.
+    Score(ScoreArgs),
+}
+
+/// `benchaudit tasks`
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    /// Print the registry as JSON.
+    #[arg(long, conflicts_with = "card")]
+    pub json: bool,
+    /// Print the generator card (Markdown).
+    #[arg(long)]
+    pub card: bool,
+}
+
+/// `benchaudit truth`
+#[derive(Debug, Args)]
+pub struct TruthArgs {
+    /// Task id (see `benchaudit tasks`).
+    #[arg(long)]
+    pub task: String,
+    /// Seed.
+    #[arg(long)]
+    pub seed: u64,
+}
+
+/// `benchaudit score`
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    /// Task id the submission answers.
+    #[arg(long)]
+    pub task: String,
+    /// Seed of the episode.
+    #[arg(long)]
+    pub seed: u64,
+    /// Submission directory holding data.jsonl, metadata.json and run.log (any may be missing).
+    pub dir: PathBuf,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}

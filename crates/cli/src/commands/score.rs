@@ -1,0 +1,75 @@
+//! `benchaudit score`: both scorers on a submission directory.
+
+use std::fmt::Write;
+use std::io;
+use std::path::Path;
+use std::process::ExitCode;
+
+use benchaudit_comtrade::Submission;
+use benchaudit_scoring::Scores;
+use serde_json::json;
+
+use crate::UsageError;
+use crate::cli::ScoreArgs;
+use crate::commands::resolve_task;
+use crate::output::print;
+
+fn read_optional(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, UsageError> {
+    match std::fs::read(dir.join(name)) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(UsageError(format!("cannot read {}: {e}", dir.join(name).display()))),
+    }
+}
+
+/// Reads a submission directory; a missing file is a missing file, an unreadable one an error.
+pub fn read_submission(dir: &Path) -> Result<Submission, UsageError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(UsageError(format!("{} is not a directory", dir.display()))),
+        Err(e) => return Err(UsageError(format!("cannot read submission directory {}: {e}", dir.display()))),
+    }
+    Ok(Submission::from_bytes(
+        read_optional(dir, "data.jsonl")?,
+        read_optional(dir, "metadata.json")?,
+        read_optional(dir, "run.log")?,
+    ))
+}
+
+/// Runs the subcommand.
+pub fn run(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
+    let task = resolve_task(&args.task)?;
+    let submission = read_submission(&args.dir)?;
+    let s = Scores::compute(task, args.seed, &submission);
+    if args.json {
+        let value = json!({
+            "task_id": task.task_id,
+            "seed": args.seed,
+            "f1": s.f1,
+            "precision": s.precision,
+            "recall": s.recall,
+            "judge": { "total": s.judge_total, "breakdown": s.judge_breakdown, "errors": s.judge_errors },
+        });
+        print(&format!("{value}\n"))?;
+    } else {
+        let b = &s.judge_breakdown;
+        let mut out = String::new();
+        writeln!(out, "{} seed {}", task.task_id, args.seed)?;
+        writeln!(
+            out,
+            "  ground truth  F1 {:.3}  precision {:.3}  recall {:.3}  ({} true of {} lines; |G| = {})",
+            s.f1, s.precision, s.recall, s.true_unique, s.submitted, task.total_rows
+        )?;
+        writeln!(out, "  legacy judge  total {:.1}/100", s.judge_total)?;
+        writeln!(
+            out,
+            "                correctness {:.2}  completeness {:.2}  robustness {:.2}  efficiency {:.2}  data_quality {:.2}  observability {:.2}",
+            b.correctness, b.completeness, b.robustness, b.efficiency, b.data_quality, b.observability
+        )?;
+        for e in &s.judge_errors {
+            writeln!(out, "                (released judge would raise: {e})")?;
+        }
+        print(&out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

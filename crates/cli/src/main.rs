@@ -1,0 +1,46 @@
+//! The `benchaudit` binary: wires the library crates together. Data goes to stdout, messages
+//! to stderr; exit codes: 0 ok, 1 a finding (e.g. a failed oracle check), 2 bad usage or input.
+
+mod cli;
+mod commands;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+/// An error the user caused (bad task id, unreadable input): exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tasks(args) => commands::tasks::run(&args),
+        Command::Truth(args) => commands::truth::run(&args),
+        Command::Score(args) => commands::score::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            if err.downcast_ref::<UsageError>().is_some() {
+                eprintln!("error: {err}");
+                ExitCode::from(2)
+            } else {
+                eprintln!("error: {err:#}");
+                ExitCode::from(2)
+            }
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! The episode: one agent, one (task, seed, options), one submission. A pure state machine
+//! behind the three tools; nothing here reads a clock or does IO.
+//!
+//! Order of checks in `fetch_page`: budget exhausted → 429 `retry: false` (no data); otherwise
+//! the call spends one unit; invalid arguments → 422 (retry flag per interface profile); the
+//! call is then the next *valid* request (ordinal r, 1-based); a planned fault at r → 429/500;
+//! else the page is served with r's injections.
+
+use serde::Serialize;
+
+use crate::faults::{FaultPlan, inject};
+use crate::protocol::{
+    Constraints, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol, SubmitArgs,
+    TaskInfo, ToolError,
+};
+use crate::record::{Generator, Row, RowJson, Totals, record_id, totals_id};
+use crate::submission::Submission;
+use crate::task::TaskSpec;
+
+/// Largest page_size argument accepted (the largest page of the registry is 1000).
+pub const MAX_PAGE_SIZE_ARG: i64 = 1000;
+
+/// Cap on the data an agent may accumulate with `append_results` (bounded memory).
+pub const MAX_SUBMISSION_BYTES: usize = 64 << 20;
+
+/// What the episode observed; recorded in the ledger as counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct EpisodeCounts {
+    /// fetch_page calls, rejected ones included.
+    pub requests: u32,
+    /// Calls that passed validation and budget.
+    pub valid_requests: u32,
+    /// Transient faults served (429/500 with retry).
+    pub faults_served: u32,
+    /// Calls rejected with 422.
+    pub rejected: u32,
+    /// Calls answered "request budget exhausted".
+    pub budget_exhausted: u32,
+    /// Extra duplicate rows served.
+    pub duplicates_served: u32,
+    /// Totals rows served.
+    pub totals_served: u32,
+    /// Rows served in total.
+    pub rows_served: u32,
+}
+
+/// An episode's state. A few hundred bytes: records are regenerated on demand.
+#[derive(Debug, Clone)]
+pub struct Episode {
+    generator: Generator,
+    seed: u64,
+    options: EpisodeOptions,
+    plan: FaultPlan,
+    counts: EpisodeCounts,
+    /// Last page that served rows (source of cross-page duplicates).
+    prev_page: Option<u32>,
+    /// Canonical indices served at least once (resolves the `ids` protocol).
+    served: Vec<u64>,
+    /// Totals rows served, by page (resolves totals ids under `ids`).
+    served_totals: Vec<Totals>,
+    /// Rows appended under the `chunked` protocol.
+    chunks: String,
+    submitted: bool,
+}
+
+impl Episode {
+    /// Opens episode `(task, seed, options)`.
+    pub fn new(task: &'static TaskSpec, seed: u64, options: EpisodeOptions) -> Self {
+        let generator = Generator::new(task, seed);
+        let plan = FaultPlan::new(task, generator.key());
+        let words = (task.total_rows as usize).div_ceil(64);
+        Episode {
+            generator,
+            seed,
+            options,
+            plan,
+            counts: EpisodeCounts::default(),
+            prev_page: None,
+            served: vec![0; words],
+            served_totals: Vec::new(),
+            chunks: String::new(),
+            submitted: false,
+        }
+    }
+
+    /// The task.
+    pub fn task(&self) -> &'static TaskSpec {
+        self.generator.task()
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The options.
+    pub fn options(&self) -> &EpisodeOptions {
+        &self.options
+    }
+
+    /// The canonical-record generator of this episode's (task, seed).
+    pub fn generator(&self) -> &Generator {
+        &self.generator
+    }
+
+    /// Counts so far.
+    pub fn counts(&self) -> EpisodeCounts {
+        self.counts
+    }
+
+    /// The planned transient faults (valid-request ordinals and status).
+    pub fn fault_plan(&self) -> &FaultPlan {
+        &self.plan
+    }
+
+    /// Whether `submit_results` has been accepted.
+    pub fn is_submitted(&self) -> bool {
+        self.submitted
+    }
+
+    /// The request budget in force (task budget or quota override).
+    pub fn max_requests(&self) -> u32 {
+        self.options.max_requests.unwrap_or(self.task().max_requests)
+    }
+
+    /// Requests left.
+    pub fn requests_remaining(&self) -> u32 {
+        self.max_requests().saturating_sub(self.counts.requests)
+    }
+
+    /// Whether canonical record `index` has been served to this episode.
+    pub fn was_served(&self, index: u32) -> bool {
+        let (w, b) = ((index / 64) as usize, index % 64);
+        self.served.get(w).is_some_and(|word| word & (1 << b) != 0)
+    }
+
+    /// Tool 1: the task, its constraints and the budget state.
+    pub fn get_task_info(&self) -> TaskInfo {
+        let t = self.task();
+        TaskInfo {
+            task_id: t.task_id,
+            description: t.description,
+            query: t.query,
+            constraints: Constraints {
+                page_size: t.page_size,
+                max_requests: self.max_requests(),
+                paging_mode: t.paging_mode,
+                rate_limit_qps: t.rate_limit_qps,
+                total_rows: t.total_rows,
+            },
+            requests_used: self.counts.requests,
+            requests_remaining: self.requests_remaining(),
+            instructions: instructions(t, self.options.submission),
+        }
+    }
+
+    fn argument_error(&mut self, error: String) -> ToolError {
+        self.counts.rejected += 1;
+        ToolError {
+            status: 422,
+            error,
+            retry: self.options.interface == InterfaceProfile::Legacy,
+            retry_after_s: None,
+        }
+    }
+
+    /// Tool 2: one page, or a fault envelope. Every call spends one unit of budget.
+    pub fn fetch_page(&mut self, args: FetchPageArgs) -> Result<PageResponse, ToolError> {
+        if self.counts.requests >= self.max_requests() {
+            self.counts.budget_exhausted += 1;
+            return Err(ToolError::fatal(429, "request budget exhausted"));
+        }
+        self.counts.requests += 1;
+        if args.page < 1 {
+            return Err(self.argument_error(format!("page must be >= 1, got {}", args.page)));
+        }
+        if let Some(size) = args.page_size
+            && !(1..=MAX_PAGE_SIZE_ARG).contains(&size)
+        {
+            return Err(self.argument_error(format!("page_size must be between 1 and {MAX_PAGE_SIZE_ARG}, got {size}")));
+        }
+        self.counts.valid_requests += 1;
+        let ordinal = self.counts.valid_requests;
+        if let Some(status) = self.plan.fault_at(ordinal) {
+            self.counts.faults_served += 1;
+            return Err(ToolError {
+                status,
+                error: if status == 429 { "rate limit exceeded".into() } else { "internal server error".into() },
+                retry: true,
+                retry_after_s: (status == 429).then_some(1),
+            });
+        }
+        let task = self.task();
+        let page = u32::try_from(args.page).unwrap_or(u32::MAX);
+        let served = inject(&self.generator, page, ordinal, self.prev_page);
+        for row in &served.rows {
+            match row {
+                Row::Record(r) => {
+                    let (w, b) = ((r.index / 64) as usize, r.index % 64);
+                    if let Some(word) = self.served.get_mut(w) {
+                        *word |= 1 << b;
+                    }
+                }
+                Row::Totals(t) => {
+                    if !self.served_totals.iter().any(|s| s.page == t.page) {
+                        self.served_totals.push(*t);
+                    }
+                }
+            }
+        }
+        self.counts.duplicates_served += served.duplicates;
+        self.counts.totals_served += served.totals;
+        self.counts.rows_served += served.rows.len() as u32;
+        if !served.rows.is_empty() {
+            self.prev_page = Some(page);
+        }
+        Ok(PageResponse {
+            rows: served.rows,
+            page: args.page,
+            page_size: args.page_size.unwrap_or(i64::from(task.page_size)),
+            total_pages: task.total_pages(),
+            total_rows: task.total_rows,
+            has_more: page < task.total_pages(),
+            request: self.counts.requests,
+        })
+    }
+
+    /// `chunked` protocol only: appends records before the final submission.
+    pub fn append_results(&mut self, data_jsonl: &str) -> Result<usize, ToolError> {
+        if self.submitted {
+            return Err(ToolError::fatal(409, "results already submitted for this episode"));
+        }
+        if self.options.submission != SubmissionProtocol::Chunked {
+            return Err(ToolError::fatal(400, "append_results is only available under the chunked submission protocol"));
+        }
+        if self.chunks.len() + data_jsonl.len() > MAX_SUBMISSION_BYTES {
+            return Err(ToolError::fatal(413, format!("chunked submission exceeds {MAX_SUBMISSION_BYTES} bytes")));
+        }
+        push_lines(&mut self.chunks, data_jsonl);
+        Ok(self.chunks.split('\n').filter(|l| !l.trim().is_empty()).count())
+    }
+
+    /// Tool 3: accepts the one submission of the episode and resolves it into the files the
+    /// scorers read. Scoring itself lives in the `scoring` crate.
+    pub fn submit_results(&mut self, args: SubmitArgs) -> Result<Submission, ToolError> {
+        if self.submitted {
+            return Err(ToolError::fatal(409, "results already submitted for this episode"));
+        }
+        let data_jsonl = match self.options.submission {
+            SubmissionProtocol::Full => args.data_jsonl,
+            SubmissionProtocol::Chunked => {
+                let mut all = std::mem::take(&mut self.chunks);
+                if let Some(last) = args.data_jsonl.as_deref() {
+                    push_lines(&mut all, last);
+                }
+                Some(all)
+            }
+            SubmissionProtocol::Ids => {
+                let Some(ids) = args.record_ids else {
+                    return Err(ToolError::fatal(422, "the ids protocol expects `record_ids`, a list of record ids"));
+                };
+                Some(self.resolve_ids(&ids))
+            }
+        };
+        self.submitted = true;
+        Ok(Submission { data_jsonl, metadata_json: args.metadata_json, run_log: args.run_log, undecodable: Vec::new() })
+    }
+
+    /// Resolves ids against rows served to this episode: a served id becomes its row as served,
+    /// an id never served becomes `{"record_id": id}`, which matches nothing (fabricated).
+    fn resolve_ids(&self, ids: &[String]) -> String {
+        let task = self.task();
+        let mut out = String::new();
+        for id in ids {
+            let row = match self.generator.index_of(id) {
+                Some(i) if self.was_served(i) => self.generator.record(i).map(Row::Record),
+                _ => self.served_totals.iter().find(|t| totals_id(task, t.page) == *id).map(|t| Row::Totals(*t)),
+            };
+            let line = match row {
+                Some(row) => serde_json::to_string(&RowJson { task, row: &row }),
+                None => serde_json::to_string(&serde_json::json!({ "record_id": id })),
+            };
+            if let Ok(line) = line {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+fn push_lines(buf: &mut String, more: &str) {
+    if !buf.is_empty() && !buf.ends_with('\n') {
+        buf.push('\n');
+    }
+    buf.push_str(more);
+}
+
+/// The instructions `get_task_info` returns: what to fetch and what to hand back.
+pub fn instructions(task: &TaskSpec, protocol: SubmissionProtocol) -> String {
+    let example = record_id(task, 0);
+    let submit = match protocol {
+        SubmissionProtocol::Full => "Call submit_results once with data_jsonl (one JSON object per line, one line per unique record), metadata_json and run_log.".to_string(),
+        SubmissionProtocol::Ids => format!(
+            "Call submit_results once with record_ids (the record_id of every unique record, e.g. \"{example}\"), metadata_json and run_log."
+        ),
+        SubmissionProtocol::Chunked => "Send records in pieces with append_results(data_jsonl), then call submit_results once with metadata_json and run_log (and any last records in data_jsonl).".to_string(),
+    };
+    format!(
+        "Fetch every record matching the query with fetch_page(page, page_size); each call spends one request of the budget. \
+         Handle API faults, remove duplicate records (key: year, reporter, partner, flow, hs, record_id) and drop summary/totals rows. \
+         {submit} metadata_json is a JSON object with task_id, query, row_count, schema, dedup_key; run_log describes what you did. \
+         Only one submission is accepted."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::task;
+
+    fn fetch(ep: &mut Episode, page: i64) -> Result<PageResponse, ToolError> {
+        ep.fetch_page(FetchPageArgs { page, page_size: None })
+    }
+
+    #[test]
+    fn budget_counts_rejected_calls_and_then_refuses() {
+        let t = task("T1_single_page").expect("registry");
+        let mut ep = Episode::new(t, 0, EpisodeOptions::default());
+        for _ in 0..t.max_requests {
+            let _ = fetch(&mut ep, 0);
+        }
+        let err = fetch(&mut ep, 1).expect_err("budget spent");
+        assert_eq!((err.status, err.retry, err.error.as_str()), (429, false, "request budget exhausted"));
+        assert_eq!(ep.counts().budget_exhausted, 1);
+        assert_eq!(ep.requests_remaining(), 0);
+    }
+
+    #[test]
+    fn page_past_the_end_is_empty() {
+        let t = task("T2_multi_page").expect("registry");
+        let mut ep = Episode::new(t, 3, EpisodeOptions::default());
+        let p = fetch(&mut ep, 6).expect("served");
+        assert!(p.rows.is_empty() && !p.has_more);
+        let p = fetch(&mut ep, 5).expect("served");
+        assert_eq!((p.rows.len(), p.has_more), (345, false));
+    }
+}

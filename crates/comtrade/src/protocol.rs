@@ -1,0 +1,303 @@
+//! The wire shapes of the three tools: options, argument parsing (untrusted JSON in, a typed
+//! value or a 422 envelope out) and the response envelopes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::record::{Row, RowJson};
+use crate::task::TaskSpec;
+
+/// How argument errors are flagged: `legacy` copies the released API (422 with `retry: true`,
+/// the same envelope as a transient fault: the trap behind paper C.6); `strict` says `false`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum InterfaceProfile {
+    /// Faithful to the released benchmark.
+    #[default]
+    Legacy,
+    /// Argument errors are not retryable.
+    Strict,
+}
+
+/// How the agent hands its records back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum SubmissionProtocol {
+    /// Re-emit every record in one `submit_results` call (the paper's L2).
+    #[default]
+    Full,
+    /// Submit record ids only; ids resolve against rows actually served to this episode.
+    Ids,
+    /// `append_results` chunks before the final `submit_results`.
+    Chunked,
+}
+
+/// Everything about an episode that is not (task, seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[serde(default, deny_unknown_fields)]
+pub struct EpisodeOptions {
+    /// Argument-error envelope.
+    pub interface: InterfaceProfile,
+    /// Submission protocol.
+    pub submission: SubmissionProtocol,
+    /// Overrides the task's request budget (a quota); `None` keeps `max_requests`.
+    pub max_requests: Option<u32>,
+}
+
+/// A tool failure as the agent sees it: `{status, error, retry, retry_after_s?}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// HTTP-style status (422, 429, 500, 409 …).
+    pub status: u16,
+    /// Human-readable reason.
+    pub error: String,
+    /// Whether the API invites a retry.
+    pub retry: bool,
+    /// Suggested wait before retrying, in seconds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub retry_after_s: Option<u32>,
+}
+
+impl ToolError {
+    /// A non-retryable error with a status.
+    pub fn fatal(status: u16, error: impl Into<String>) -> Self {
+        ToolError { status, error: error.into(), retry: false, retry_after_s: None }
+    }
+
+    /// The envelope as a JSON object.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status, self.error)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Arguments of `fetch_page`, validated only for type here; ranges are the episode's business
+/// because the answer (422 and its retry flag) depends on the interface profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchPageArgs {
+    /// Requested page (1-based when valid).
+    pub page: i64,
+    /// Requested page size; the task's size is served regardless.
+    pub page_size: Option<i64>,
+}
+
+/// Why tool arguments could not be read at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid arguments: {0}")]
+pub struct ArgumentError(pub String);
+
+fn as_integer(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64)
+        }),
+        // Lenient like the released FastAPI service: "2" is page 2.
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn object(args: &Value) -> Result<&Map<String, Value>, ArgumentError> {
+    match args {
+        Value::Object(m) => Ok(m),
+        Value::Null => Err(ArgumentError("expected an object of arguments, got null".into())),
+        other => Err(ArgumentError(format!("expected an object of arguments, got {}", type_name(other)))),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn reject_unknown(m: &Map<String, Value>, known: &[&str]) -> Result<(), ArgumentError> {
+    match m.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(ArgumentError(format!("unknown argument `{k}` (expected {})", known.join(", ")))),
+        None => Ok(()),
+    }
+}
+
+impl FetchPageArgs {
+    /// Reads `{page, page_size?}` from untrusted JSON.
+    pub fn from_json(args: &Value) -> Result<Self, ArgumentError> {
+        let m = object(args)?;
+        reject_unknown(m, &["page", "page_size"])?;
+        let page = match m.get("page") {
+            None => return Err(ArgumentError("missing argument `page`".into())),
+            Some(v) => as_integer(v).ok_or_else(|| ArgumentError(format!("`page` must be an integer, got {}", type_name(v))))?,
+        };
+        let page_size = match m.get("page_size") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                as_integer(v).ok_or_else(|| ArgumentError(format!("`page_size` must be an integer, got {}", type_name(v))))?,
+            ),
+        };
+        Ok(FetchPageArgs { page, page_size })
+    }
+}
+
+/// Arguments of `submit_results` (and, with only `data_jsonl`, of `append_results`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SubmitArgs {
+    /// Records as JSON Lines (`full` and `chunked`).
+    pub data_jsonl: Option<String>,
+    /// Record ids (`ids` protocol).
+    pub record_ids: Option<Vec<String>>,
+    /// The metadata.json text.
+    pub metadata_json: Option<String>,
+    /// The run.log text.
+    pub run_log: Option<String>,
+}
+
+fn opt_text(m: &Map<String, Value>, key: &str) -> Result<Option<String>, ArgumentError> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        // Agents often pass the metadata object itself: keep its JSON text.
+        Some(v @ (Value::Object(_) | Value::Array(_))) if key == "metadata_json" => Ok(Some(v.to_string())),
+        Some(v) => Err(ArgumentError(format!("`{key}` must be a string, got {}", type_name(v)))),
+    }
+}
+
+impl SubmitArgs {
+    /// Reads submission arguments from untrusted JSON. `data` and `metadata` are accepted as
+    /// aliases (the paper writes `submit_results(data, metadata, run_log)`).
+    pub fn from_json(args: &Value) -> Result<Self, ArgumentError> {
+        let m = object(args)?;
+        reject_unknown(m, &["data_jsonl", "data", "record_ids", "metadata_json", "metadata", "run_log"])?;
+        let alias = |a: &str, b: &str| -> Result<Option<String>, ArgumentError> {
+            Ok(opt_text(m, a)?.or(opt_text(m, b)?))
+        };
+        let mut metadata = opt_text(m, "metadata_json")?;
+        if metadata.is_none() {
+            metadata = match m.get("metadata") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(v) => Some(v.to_string()),
+            };
+        }
+        let record_ids = match m.get("record_ids") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) => Ok(s.clone()),
+                        other => Err(ArgumentError(format!("`record_ids` must hold strings, found {}", type_name(other)))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Some(v) => return Err(ArgumentError(format!("`record_ids` must be an array, got {}", type_name(v)))),
+        };
+        Ok(SubmitArgs { data_jsonl: alias("data_jsonl", "data")?, record_ids, metadata_json: metadata, run_log: opt_text(m, "run_log")? })
+    }
+}
+
+/// A successful `fetch_page` answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageResponse {
+    /// Rows as served, faults included.
+    pub rows: Vec<Row>,
+    /// Page requested.
+    pub page: i64,
+    /// Page size echoed back (the argument, or the task's size when absent).
+    pub page_size: i64,
+    /// Number of non-empty pages.
+    pub total_pages: u32,
+    /// Size of the canonical set.
+    pub total_rows: u32,
+    /// Whether a later page holds rows.
+    pub has_more: bool,
+    /// Requests used so far, this one included.
+    pub request: u32,
+}
+
+impl PageResponse {
+    /// The answer as the released JSON object.
+    pub fn to_json(&self, task: &TaskSpec) -> Value {
+        let rows: Vec<Value> =
+            self.rows.iter().map(|row| serde_json::to_value(RowJson { task, row }).unwrap_or(Value::Null)).collect();
+        serde_json::json!({
+            "rows": rows,
+            "page": self.page,
+            "page_size": self.page_size,
+            "total_pages": self.total_pages,
+            "total_rows": self.total_rows,
+            "has_more": self.has_more,
+            "request": self.request,
+        })
+    }
+}
+
+/// `get_task_info`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskInfo {
+    /// Task id.
+    pub task_id: &'static str,
+    /// What the task asks.
+    pub description: &'static str,
+    /// The query to run and report.
+    pub query: crate::task::Query,
+    /// Paging and budget constraints.
+    pub constraints: Constraints,
+    /// Requests spent so far.
+    pub requests_used: u32,
+    /// Requests left in the budget.
+    pub requests_remaining: u32,
+    /// What to submit and how.
+    pub instructions: String,
+}
+
+/// The constraints block of `get_task_info`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Constraints {
+    /// Rows per page.
+    pub page_size: u32,
+    /// Request budget (or quota) of this episode.
+    pub max_requests: u32,
+    /// Released paging description.
+    pub paging_mode: crate::task::PagingMode,
+    /// Advisory rate limit.
+    pub rate_limit_qps: u32,
+    /// Size of the canonical set.
+    pub total_rows: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fetch_args_are_lenient_on_numbers_and_strict_on_shape() {
+        assert_eq!(FetchPageArgs::from_json(&json!({"page": 2})), Ok(FetchPageArgs { page: 2, page_size: None }));
+        assert_eq!(FetchPageArgs::from_json(&json!({"page": "3", "page_size": 10.0})).map(|a| (a.page, a.page_size)), Ok((3, Some(10))));
+        assert!(FetchPageArgs::from_json(&json!({"page": 1.5})).is_err());
+        assert!(FetchPageArgs::from_json(&json!({"page": [1]})).is_err());
+        assert!(FetchPageArgs::from_json(&json!({})).is_err());
+        assert!(FetchPageArgs::from_json(&json!({"page": 1, "pg": 2})).is_err());
+        assert!(FetchPageArgs::from_json(&json!("page")).is_err());
+    }
+
+    #[test]
+    fn submit_args_accept_aliases_and_metadata_objects() {
+        let a = SubmitArgs::from_json(&json!({"data": "x\n", "metadata": {"row_count": 1}, "run_log": "ok"})).expect("args");
+        assert_eq!(a.data_jsonl.as_deref(), Some("x\n"));
+        assert_eq!(a.metadata_json.as_deref(), Some(r#"{"row_count":1}"#));
+        assert!(SubmitArgs::from_json(&json!({"record_ids": [1]})).is_err());
+        assert!(SubmitArgs::from_json(&json!({"run_log": 5})).is_err());
+    }
+}

@@ -1,0 +1,43 @@
+//! SPEC §11: the judge on the correct T2_multi_page submission (≤ 1 ms) and F1 on it.
+use benchaudit_comtrade::{Generator, Row, Submission, record::write_jsonl, task};
+use benchaudit_scoring::{JudgeContext, Scores, f1, judge, lite};
+
+fn main() {
+    divan::main();
+}
+
+fn correct_t2() -> Submission {
+    let t = task("T2_multi_page").expect("registry");
+    let rows: Vec<Row> = Generator::new(t, 0).truth().map(Row::Record).collect();
+    let mut data = String::new();
+    write_jsonl(t, &rows, &mut data);
+    let metadata = r#"{"task_id": "T2_multi_page", "query": {"reporter": "276", "partner": "250", "flow": "X", "hs": "84", "year": 2022}, "row_count": 2345, "schema": ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"], "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"], "request_count": 5, "request_stats": {"retries_total": 0}}"#;
+    let log = "INFO task_id=T2_multi_page\nINFO request=1 page=1\nINFO request=2 page=2\nINFO request=3 page=3\nINFO request=4 page=4\nINFO request=5 page=5\nINFO complete=true";
+    Submission::new(data, metadata, log)
+}
+
+#[divan::bench]
+fn judge_t2_correct(bencher: divan::Bencher) {
+    let t = task("T2_multi_page").expect("registry");
+    let sub = correct_t2();
+    let ctx = JudgeContext::for_task(t);
+    bencher.bench(|| judge::judge(&ctx, divan::black_box(&sub)).total);
+}
+
+#[divan::bench]
+fn f1_t2_correct(bencher: divan::Bencher) {
+    let t = task("T2_multi_page").expect("registry");
+    let sub = correct_t2();
+    let g = Generator::new(t, 0);
+    bencher.bench(|| {
+        let lines = lite::parse_lines(divan::black_box(sub.data_jsonl.as_deref().unwrap_or("")));
+        f1::f1_of_lines(&g, &lines).f1
+    });
+}
+
+#[divan::bench]
+fn both_scorers_t2_correct(bencher: divan::Bencher) {
+    let t = task("T2_multi_page").expect("registry");
+    let sub = correct_t2();
+    bencher.bench(|| Scores::compute(t, 0, divan::black_box(&sub)).f1);
+}

@@ -1,0 +1,72 @@
+//! Ground-truth F1: the criterion-valid scorer. A submitted line is a true record iff its
+//! record_id is canonical for the (task, seed) and every canonical field equals the canonical
+//! value (extra fields ignored; numbers compare by value, so 5 and 5.0 are equal; a string is
+//! never equal to a number). Duplicates, totals rows, fabricated and corrupted rows count in
+//! |S| but not in |U|.
+
+use benchaudit_comtrade::{Generator, Record};
+use serde::Serialize;
+
+use crate::lite::{Line, LiteValue};
+
+/// Precision, recall and F1 of a submission against G.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct F1Score {
+    /// |U| / |S|, 0 when nothing was submitted.
+    pub precision: f64,
+    /// |U| / |G|.
+    pub recall: f64,
+    /// 2RP / (R + P), 0 when R + P = 0.
+    pub f1: f64,
+    /// |S|: non-empty lines submitted.
+    pub submitted: u32,
+    /// |U|: distinct true records.
+    pub true_unique: u32,
+}
+
+fn field_is<'a>(line: &'a Line<'a>, key: &str) -> Option<&'a LiteValue<'a>> {
+    line.get(key)
+}
+
+/// Whether a parsed line is exactly canonical record `r` of the generator's task.
+pub fn matches_record(generator: &Generator, line: &Line<'_>, r: &Record) -> bool {
+    let q = &generator.task().query;
+    let s = |k: &str, want: &str| field_is(line, k).and_then(LiteValue::as_str) == Some(want);
+    let u = |k: &str, want: u64| field_is(line, k).is_some_and(|v| v.equals_uint(want));
+    field_is(line, "year").is_some_and(|v| v.equals_int(q.year))
+        && s("reporter", q.reporter)
+        && s("partner", q.partner)
+        && s("flow", q.flow)
+        && s("hs", q.hs)
+        && s("cmdCode", q.hs)
+        && u("tradeValue", r.trade_value)
+        && u("netWeight", r.net_weight)
+        && u("qty", r.qty)
+}
+
+/// The canonical index of a line if it is a true record.
+pub fn true_index(generator: &Generator, line: &Line<'_>) -> Option<u32> {
+    let id = line.get("record_id")?.as_str()?;
+    let index = generator.index_of(id)?;
+    let record = generator.record(index)?;
+    matches_record(generator, line, &record).then_some(index)
+}
+
+/// Scores parsed lines against the generator's ground truth.
+pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
+    let total = generator.task().total_rows;
+    let mut seen = vec![false; total as usize];
+    let mut unique = 0u32;
+    for line in lines {
+        if let Some(i) = true_index(generator, line)
+            && !std::mem::replace(&mut seen[i as usize], true)
+        {
+            unique += 1;
+        }
+    }
+    let submitted = lines.len() as u32;
+    let recall = f64::from(unique) / f64::from(total.max(1));
+    let precision = if submitted == 0 { 0.0 } else { f64::from(unique) / f64::from(submitted) };
+    let f1 = if recall + precision == 0.0 { 0.0 } else { 2.0 * recall * precision / (recall + precision) };
+    F1Score { precision, recall, f1, submitted, true_unique: unique }
+}

@@ -1,0 +1,484 @@
+//! The legacy six-dimension judge, ported faithfully from the released benchmark's rubric
+//! (SPEC §3) — defects included, because the judge is the object of study: it grades the
+//! shape of a submission and the agent's self-report, never the values against ground truth.
+//!
+//! Where the released scorer raised an exception, the environment scored the episode 0; the
+//! port reports that as `raised` with total 0.
+
+use std::collections::HashSet;
+
+use benchaudit_comtrade::{Submission, TaskSpec};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::lite::{Line, LiteValue, parse_lines};
+use crate::python::{self, KeyAtom};
+
+/// What the judge reads of a task: the expected query, the expected row count and the fault
+/// mode (the efficiency baseline comes from the submission's own metadata.task_id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeContext {
+    /// Expected query values for reporter, partner, flow, hs, year (JSON: codes are strings).
+    pub query: Vec<(String, Value)>,
+    /// `constraints.total_rows`.
+    pub total_rows: i64,
+    /// `fault_injection.mode`.
+    pub mode: String,
+    /// The query year, for the data-quality range check.
+    pub year: Value,
+}
+
+const QUERY_KEYS: [&str; 5] = ["reporter", "partner", "flow", "hs", "year"];
+
+impl JudgeContext {
+    /// The context of a registry task.
+    pub fn for_task(task: &TaskSpec) -> Self {
+        let q = &task.query;
+        let query = vec![
+            ("reporter".to_string(), Value::from(q.reporter)),
+            ("partner".to_string(), Value::from(q.partner)),
+            ("flow".to_string(), Value::from(q.flow)),
+            ("hs".to_string(), Value::from(q.hs)),
+            ("year".to_string(), Value::from(q.year)),
+        ];
+        JudgeContext { query, total_rows: i64::from(task.total_rows), mode: task.fault.mode().to_string(), year: Value::from(q.year) }
+    }
+
+    /// The context from a task object as the released task list wrote it
+    /// (`{task_id, query, constraints, fault_injection}`).
+    pub fn from_released_task(task: &Value) -> Option<Self> {
+        let q = task.get("query")?.as_object()?;
+        let query = QUERY_KEYS.iter().map(|k| (k.to_string(), q.get(*k).cloned().unwrap_or(Value::Null))).collect();
+        Some(JudgeContext {
+            query,
+            total_rows: task.get("constraints")?.get("total_rows")?.as_i64()?,
+            mode: task.get("fault_injection")?.get("mode")?.as_str()?.to_string(),
+            year: q.get("year").cloned().unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// Points per dimension (unrounded, as the released scorer reported them).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, serde::Deserialize)]
+pub struct Breakdown {
+    /// Out of 30.
+    pub correctness: f64,
+    /// Out of 15.
+    pub completeness: f64,
+    /// Out of 15.
+    pub robustness: f64,
+    /// Out of 15.
+    pub efficiency: f64,
+    /// Out of 15.
+    pub data_quality: f64,
+    /// Out of 10.
+    pub observability: f64,
+}
+
+impl Breakdown {
+    /// The six summed in rubric order.
+    pub fn sum(&self) -> f64 {
+        self.correctness + self.completeness + self.robustness + self.efficiency + self.data_quality + self.observability
+    }
+}
+
+/// The judge's verdict on one submission.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgeOutcome {
+    /// Total out of 100 (rounded to one decimal, except under the missing-file rule).
+    pub total: f64,
+    /// Per-dimension points; all zero when the released scorer raised.
+    pub breakdown: Breakdown,
+    /// Where the released scorer raised: the Python exception it would have thrown and why.
+    pub errors: Vec<String>,
+}
+
+impl JudgeOutcome {
+    /// The reward the environment derived from the judge.
+    pub fn reward(&self) -> f64 {
+        self.total / 100.0
+    }
+
+    fn raised(kind: &str, why: impl Into<String>) -> Self {
+        JudgeOutcome { total: 0.0, breakdown: Breakdown::default(), errors: vec![format!("{kind}: {}", why.into())] }
+    }
+}
+
+/// An exception of the released scorer.
+struct Raise(&'static str, String);
+
+/// Scores a submission, parsing its data lines.
+pub fn judge(ctx: &JudgeContext, submission: &Submission) -> JudgeOutcome {
+    let lines = parse_lines(submission.data_jsonl.as_deref().unwrap_or(""));
+    judge_lines(ctx, submission, &lines)
+}
+
+/// Scores a submission whose data lines are already parsed (shared with the F1 scorer).
+pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &[Line<'_>]) -> JudgeOutcome {
+    let present = [&submission.data_jsonl, &submission.metadata_json, &submission.run_log].iter().filter(|f| f.is_some()).count();
+    if present < 3 {
+        let completeness = 10.0 * (present as f64 / 3.0);
+        return JudgeOutcome { total: completeness, breakdown: Breakdown { completeness, ..Breakdown::default() }, errors: Vec::new() };
+    }
+    if let Some(file) = submission.undecodable.iter().find(|f| **f == "data.jsonl") {
+        return JudgeOutcome::raised("UnicodeDecodeError", format!("{file} is not UTF-8"));
+    }
+    let metadata: Value = match submission.metadata_json.as_deref().map(serde_json::from_str) {
+        Some(Ok(v)) if submission.undecodable.is_empty() => v,
+        _ => return JudgeOutcome { total: 0.0, breakdown: Breakdown::default(), errors: vec!["metadata.json is not valid JSON".into()] },
+    };
+    let Value::Object(meta) = &metadata else {
+        return JudgeOutcome::raised("AttributeError", "metadata.json is JSON but not an object");
+    };
+    match score(ctx, meta, &metadata, submission.run_log.as_deref().unwrap_or(""), lines) {
+        Ok(breakdown) => JudgeOutcome { total: python::round1(breakdown.sum()), breakdown, errors: Vec::new() },
+        Err(Raise(kind, why)) => JudgeOutcome::raised(kind, why),
+    }
+}
+
+fn score(ctx: &JudgeContext, meta: &Map<String, Value>, metadata: &Value, log: &str, lines: &[Line<'_>]) -> Result<Breakdown, Raise> {
+    let schema = schema_of(meta);
+    let completeness = ["task_id", "query", "row_count", "schema", "dedup_key"].iter().filter(|k| meta.contains_key(**k)).count() as f64 * 3.0;
+    let correctness = correctness(ctx, meta, &schema, lines)?;
+    let robustness = robustness(&ctx.mode, log);
+    let mut efficiency = efficiency(meta, log)?;
+    let data_quality = data_quality(ctx, &schema, lines)?;
+    let mut observability = observability(meta, metadata, log);
+    if completeness < 15.0 {
+        efficiency = 0.0;
+    }
+    if correctness < 21.0 {
+        efficiency *= 0.5;
+        observability *= 0.5;
+    }
+    Ok(Breakdown { correctness, completeness, robustness, efficiency, data_quality, observability })
+}
+
+/// `metadata.get("schema") or []`.
+fn schema_of(meta: &Map<String, Value>) -> Value {
+    match meta.get("schema") {
+        Some(v) if python::truthy(v) => v.clone(),
+        _ => Value::Array(Vec::new()),
+    }
+}
+
+fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, lines: &[Line<'_>]) -> Result<f64, Raise> {
+    let actual = lines.len() as f64;
+    let expected = ctx.total_rows as f64;
+    let declared = meta.get("row_count");
+    let declared_matches = declared.is_some_and(|d| python::eq(d, &Value::from(lines.len())));
+    let mut points = 0.0;
+    // a. row accuracy
+    if expected <= 0.0 {
+        if declared_matches {
+            points += 12.0;
+        }
+    } else {
+        let acc = (1.0 - (actual - expected).abs() / expected.max(1.0)).clamp(0.0, 1.0);
+        points += 12.0 * acc;
+    }
+    // b. schema
+    if let Value::Array(items) = schema {
+        points += 4.0 * (items.len() as f64 / 9.0).min(1.0);
+    }
+    // c. query
+    let query = match meta.get("query") {
+        None => None,
+        Some(Value::Object(q)) => Some(q),
+        Some(_) => return Err(Raise("AttributeError", "metadata.query is not an object".into())),
+    };
+    let matches = ctx
+        .query
+        .iter()
+        .filter(|(k, expected)| {
+            expected.is_null() || query.and_then(|q| q.get(k)).is_some_and(|got| python::eq(got, expected))
+        })
+        .count();
+    points += 4.0 * matches as f64 / 5.0;
+    // d. dedup
+    if let Some(Value::Array(fields)) = meta.get("dedup_key")
+        && fields.len() >= 3
+    {
+        let mut keys: HashSet<Vec<KeyAtom>> = HashSet::with_capacity(lines.len());
+        for (n, line) in lines.iter().enumerate() {
+            match line {
+                Line::Invalid => return Err(Raise("JSONDecodeError", format!("data.jsonl line {} is not JSON", n + 1))),
+                Line::NonObject => return Err(Raise("AttributeError", format!("data.jsonl line {} is not an object", n + 1))),
+                Line::Object(_) => {
+                    let key = fields
+                        .iter()
+                        .map(|f| match f {
+                            Value::String(name) => KeyAtom::of(line.get(name), n),
+                            Value::Array(_) | Value::Object(_) => None,
+                            _ => Some(KeyAtom::None),
+                        })
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| Raise("TypeError", format!("unhashable dedup key on data.jsonl line {}", n + 1)))?;
+                    keys.insert(key);
+                }
+            }
+        }
+        points += if lines.is_empty() { 6.0 } else { 6.0 * keys.len() as f64 / lines.len() as f64 };
+    }
+    // e. declared consistency
+    if declared_matches {
+        points += 4.0;
+    }
+    // f. totals handling
+    if ctx.mode == "totals_trap" {
+        let empty = Map::new();
+        let handling = match meta.get("totals_handling") {
+            None => &empty,
+            Some(Value::Object(h)) => h,
+            Some(_) => return Err(Raise("AttributeError", "metadata.totals_handling is not an object".into())),
+        };
+        if !handling.get("enabled").is_some_and(python::truthy) {
+            points -= 4.0;
+        } else {
+            let dropped = handling.get("rows_dropped").cloned().unwrap_or(Value::from(0));
+            match python::less_than(&dropped, 1.0) {
+                Some(true) => points -= 2.0,
+                Some(false) => {}
+                None => return Err(Raise("TypeError", "totals_handling.rows_dropped is not a number".into())),
+            }
+        }
+    }
+    Ok(points.clamp(0.0, 30.0))
+}
+
+fn ladder(a: bool, retry: bool, c: bool) -> f64 {
+    if a && retry && c {
+        15.0
+    } else if a && retry {
+        12.0
+    } else if retry {
+        8.0
+    } else {
+        0.0
+    }
+}
+
+fn robustness(mode: &str, log: &str) -> f64 {
+    let lower = log.to_lowercase();
+    let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
+    match mode {
+        "rate_limit" => ladder(has(&["429"]), has(&["retry status", "retrying", "backoff"]), has(&["exponential", "backoff"])),
+        "server_error" => ladder(has(&["500"]), has(&["retry status", "retrying"]), has(&["max", "limit"])),
+        _ => {
+            let trimmed = log.trim();
+            let lines = trimmed.split('\n').count();
+            if lines >= 5 {
+                15.0
+            } else if lines >= 3 {
+                12.0
+            } else if trimmed.chars().count() > 10 {
+                8.0
+            } else {
+                0.0
+            }
+        }
+    }
+}
+
+/// The efficiency baseline the released scorer keyed on metadata.task_id.
+fn baseline(task_id: Option<&Value>) -> f64 {
+    let id = task_id.and_then(Value::as_str).unwrap_or("");
+    match id {
+        "T1_single_page" => 1.0,
+        "T2_multi_page" => 5.0,
+        "T3_duplicates" => 3.0,
+        "T4_rate_limit_429" => 4.0,
+        "T5_server_error_500" => 4.0,
+        "T6_page_drift" => 3.0,
+        "T7_totals_trap" => 8.0,
+        "T8_mixed_faults" => 6.0,
+        "T9_adaptive_adversary" => 8.0,
+        "T10_constrained_budget" => 8.0,
+        _ => 5.0,
+    }
+}
+
+fn max_request_in_log(log: &str) -> f64 {
+    let mut best: f64 = 0.0;
+    let mut rest = log;
+    while let Some(at) = rest.find("request=") {
+        rest = &rest[at + "request=".len()..];
+        let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+        if let Ok(n) = digits.parse::<f64>() {
+            best = best.max(n);
+        }
+    }
+    best
+}
+
+fn efficiency(meta: &Map<String, Value>, log: &str) -> Result<f64, Raise> {
+    if let Some(Value::Array(_) | Value::Object(_)) = meta.get("task_id") {
+        return Err(Raise("TypeError", "unhashable metadata.task_id".into()));
+    }
+    let declared = meta.get("request_count").and_then(python::as_py_int).filter(|n| *n > 0);
+    let requests = match declared {
+        Some(n) => n as f64,
+        None => max_request_in_log(log),
+    };
+    let base = baseline(meta.get("task_id"));
+    let mut points = if requests == 0.0 || requests <= base {
+        12.0
+    } else {
+        12.0 * (1.0 - ((requests - base) / base.max(1.0)).min(1.0))
+    };
+    let slow = match meta.get("execution_time_seconds") {
+        None => false,
+        Some(v) => python::greater_than(v, 45.0)
+            .ok_or_else(|| Raise("TypeError", "execution_time_seconds is not a number".into()))?,
+    };
+    if !slow {
+        points += 3.0;
+    }
+    Ok(points.min(15.0))
+}
+
+/// `c in row` for every entry of the schema, as Python iterated it: a list's items, a
+/// string's characters, an object's keys. `Err` where Python raised.
+fn schema_entries(schema: &Value) -> Result<Vec<Option<String>>, Raise> {
+    match schema {
+        Value::Array(items) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(Some(s.clone())),
+                Value::Array(_) | Value::Object(_) => Err(Raise("TypeError", "unhashable schema entry".into())),
+                _ => Ok(None),
+            })
+            .collect(),
+        Value::String(s) => Ok(s.chars().map(|c| Some(c.to_string())).collect()),
+        Value::Object(o) => Ok(o.keys().map(|k| Some(k.clone())).collect()),
+        _ => Err(Raise("TypeError", "metadata.schema is not iterable".into())),
+    }
+}
+
+fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Result<f64, Raise> {
+    // content
+    let content = if lines.is_empty() {
+        0.0
+    } else {
+        let mut entries: Option<Vec<Option<String>>> = None;
+        let mut valid = 0usize;
+        for line in lines {
+            let Line::Object(_) = line else { continue };
+            let entries = match &entries {
+                Some(e) => e,
+                None => entries.insert(if python::truthy(schema) { schema_entries(schema)? } else { Vec::new() }),
+            };
+            let present = entries.iter().filter(|e| e.as_deref().is_some_and(|k| line.get(k).is_some())).count();
+            if entries.is_empty() || present as f64 >= entries.len() as f64 / 2.0 {
+                valid += 1;
+            }
+        }
+        valid as f64 / lines.len() as f64
+    };
+    // types
+    let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
+    for line in lines {
+        if let Line::Object(entries) = line {
+            for (k, v) in entries {
+                let bit = match v {
+                    LiteValue::Null => 0,
+                    LiteValue::Bool(_) => 1,
+                    LiteValue::Int(_) => 2,
+                    LiteValue::Float(_) => 4,
+                    LiteValue::Str(_) => 8,
+                    LiteValue::List => 16,
+                    LiteValue::Dict => 32,
+                };
+                match types.iter_mut().find(|(key, _)| *key == k.as_ref()) {
+                    Some(slot) => slot.1 |= bit,
+                    None => types.push((k.as_ref(), bit)),
+                }
+            }
+        }
+    }
+    let type_score = if types.is_empty() {
+        0.0
+    } else {
+        types.iter().filter(|(_, bits)| bits.count_ones() <= 1).count() as f64 / types.len() as f64
+    };
+    // ranges
+    let task_year = match &ctx.year {
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    };
+    let (mut checks, mut valid) = (0.0f64, 0.0f64);
+    for line in lines {
+        if !matches!(line, Line::Object(_)) {
+            continue;
+        }
+        if let Some(year) = line.get("year") {
+            checks += 1.0;
+            if let Some(y) = year.py_number()
+                && (1900.0..=2100.0).contains(&y)
+            {
+                valid += 1.0;
+                if task_year.is_some_and(|t| t == y) {
+                    checks += 0.5;
+                    valid += 0.5;
+                }
+            }
+        }
+        for k in ["value", "trade_value", "tradeValue", "primaryValue"] {
+            if let Some(v) = line.get(k) {
+                checks += 1.0;
+                if v.py_number().is_some_and(|x| x >= 0.0) {
+                    valid += 1.0;
+                }
+            }
+        }
+        for k in ["qty", "quantity", "netWgt"] {
+            if let Some(v) = line.get(k) {
+                checks += 1.0;
+                if matches!(v, LiteValue::Null) || v.py_number().is_some_and(|x| x >= 0.0) {
+                    valid += 1.0;
+                }
+            }
+        }
+    }
+    let ranges = if checks == 0.0 { 1.0 } else { valid / checks };
+    Ok((5.0 * (content + type_score + ranges)).min(15.0))
+}
+
+fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 {
+    let log = log.to_lowercase();
+    let meta_text = metadata.to_string().to_lowercase();
+    let found = ["task_id", "page", "request", "complete"].iter().filter(|w| log.contains(*w) || meta_text.contains(*w)).count();
+    let traceable = 6.0 * found as f64 / 4.0;
+    let levels_present = ["info", "warn", "error"].iter().filter(|w| log.contains(*w)).count();
+    let levels = (0.67 * levels_present as f64).min(2.0);
+    let stop_words = ["complete", "finish", "done", "success", "fail", "error", "stop"];
+    let stop = if stop_words.iter().any(|w| log.contains(w)) || meta.contains_key("stop_reason") || meta.contains_key("pagination_stats") {
+        2.0
+    } else {
+        0.0
+    };
+    (traceable + levels + stop).min(10.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robustness_ladders() {
+        assert_eq!(robustness("rate_limit", "got 429, retrying with exponential backoff"), 15.0);
+        assert_eq!(robustness("rate_limit", "429 retrying"), 12.0);
+        assert_eq!(robustness("server_error", "retrying"), 8.0);
+        assert_eq!(robustness("server_error", "500 retry status max"), 15.0);
+        assert_eq!(robustness("duplicates", "a\nb\nc\nd\ne"), 15.0);
+        assert_eq!(robustness("duplicates", "a\nb\nc"), 12.0);
+        assert_eq!(robustness("duplicates", "one long line"), 8.0);
+        assert_eq!(robustness("duplicates", "  short  "), 0.0);
+    }
+
+    #[test]
+    fn request_count_from_log() {
+        assert_eq!(max_request_in_log("request=3 x request=12 request=7 request="), 12.0);
+        assert_eq!(max_request_in_log("nothing"), 0.0);
+    }
+}

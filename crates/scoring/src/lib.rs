@@ -1,0 +1,133 @@
+//! Scorers for ComtradeBench episodes: ground-truth F1 (criterion-valid), coverage (the L1
+//! outcome) and the legacy six-dimension judge (a shape scorer kept faithful as an object of
+//! study). Every episode is scored by all of them; all are pure functions of
+//! (task, seed, submission).
+//!
+//! ```
+//! use benchaudit_comtrade::{Generator, Row, Submission, record::write_jsonl, task};
+//! use benchaudit_scoring::Scores;
+//!
+//! let t = task("T3_duplicates").unwrap();
+//! let rows: Vec<Row> = Generator::new(t, 0).truth().map(Row::Record).collect();
+//! let mut data = String::new();
+//! write_jsonl(t, &rows, &mut data);
+//! let scores = Scores::compute(t, 0, &Submission::new(data, "{}", ""));
+//! assert_eq!(scores.f1, 1.0);
+//! ```
+#![deny(missing_docs)]
+
+pub mod coverage;
+pub mod f1;
+pub mod judge;
+pub mod lite;
+pub mod python;
+
+use benchaudit_comtrade::{Generator, Submission, TaskSpec};
+use serde::{Deserialize, Serialize};
+
+pub use f1::F1Score;
+pub use judge::{Breakdown, JudgeContext, JudgeOutcome};
+
+/// A scorer maps a submission of (task, seed) to a reward in [0, 1]; the audit treats every
+/// scorer through this one interface.
+pub trait Scorer {
+    /// Short stable name (`ground_truth_f1`, `legacy_judge`).
+    fn name(&self) -> &'static str;
+    /// The smallest reward difference the scorer can express (the audit's ε).
+    fn resolution(&self) -> f64;
+    /// The reward of a submission.
+    fn reward(&self, task: &'static TaskSpec, seed: u64, submission: &Submission) -> f64;
+}
+
+/// Ground-truth F1 against the seeded canonical record set.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GroundTruthF1;
+
+impl Scorer for GroundTruthF1 {
+    fn name(&self) -> &'static str {
+        "ground_truth_f1"
+    }
+    fn resolution(&self) -> f64 {
+        1e-12
+    }
+    fn reward(&self, task: &'static TaskSpec, seed: u64, submission: &Submission) -> f64 {
+        let lines = lite::parse_lines(submission.data_jsonl.as_deref().unwrap_or(""));
+        f1::f1_of_lines(&Generator::new(task, seed), &lines).f1
+    }
+}
+
+/// The released six-dimension judge; reward = total / 100.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LegacyJudge;
+
+impl Scorer for LegacyJudge {
+    fn name(&self) -> &'static str {
+        "legacy_judge"
+    }
+    fn resolution(&self) -> f64 {
+        // Totals are rounded to one decimal out of 100.
+        0.001
+    }
+    fn reward(&self, task: &'static TaskSpec, _seed: u64, submission: &Submission) -> f64 {
+        judge::judge(&JudgeContext::for_task(task), submission).reward()
+    }
+}
+
+/// Both scorers on one submission, parsed once: what an episode records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scores {
+    /// Ground-truth F1.
+    pub f1: f64,
+    /// Ground-truth precision.
+    pub precision: f64,
+    /// Ground-truth recall.
+    pub recall: f64,
+    /// Non-empty lines submitted (|S|).
+    pub submitted: u32,
+    /// Distinct true records submitted (|U|).
+    pub true_unique: u32,
+    /// Legacy judge total out of 100.
+    pub judge_total: f64,
+    /// Legacy judge per-dimension points.
+    pub judge_breakdown: Breakdown,
+    /// Where the released judge would have raised (then judge_total is 0).
+    pub judge_errors: Vec<String>,
+}
+
+impl Scores {
+    /// Scores a submission of (task, seed) with both scorers.
+    pub fn compute(task: &'static TaskSpec, seed: u64, submission: &Submission) -> Self {
+        let lines = lite::parse_lines(submission.data_jsonl.as_deref().unwrap_or(""));
+        let f = f1::f1_of_lines(&Generator::new(task, seed), &lines);
+        let j = judge::judge_lines(&JudgeContext::for_task(task), submission, &lines);
+        Scores {
+            f1: f.f1,
+            precision: f.precision,
+            recall: f.recall,
+            submitted: f.submitted,
+            true_unique: f.true_unique,
+            judge_total: j.total,
+            judge_breakdown: j.breakdown,
+            judge_errors: j.errors,
+        }
+    }
+
+    /// The reward under the chosen primary scorer.
+    pub fn reward(&self, primary: RewardScorer) -> f64 {
+        match primary {
+            RewardScorer::F1 => self.f1,
+            RewardScorer::Judge => self.judge_total / 100.0,
+        }
+    }
+}
+
+/// Which scorer gives an episode its `reward`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum RewardScorer {
+    /// Ground-truth F1 (default).
+    #[default]
+    F1,
+    /// The legacy judge (total / 100).
+    Judge,
+}
