@@ -1,0 +1,117 @@
+//! Ground-truth F1 on constructed submissions, and robustness of both scorers to any input.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use benchaudit_comtrade::{Generator, Row, Submission, Totals, record::write_jsonl, task};
+use benchaudit_scoring::{JudgeContext, Scores, judge};
+use proptest::prelude::*;
+
+const T: &str = "T3_duplicates";
+
+fn truth_rows(seed: u64) -> Vec<Row> {
+    Generator::new(task(T).unwrap(), seed).truth().map(Row::Record).collect()
+}
+
+fn jsonl(rows: &[Row]) -> String {
+    let mut s = String::new();
+    write_jsonl(task(T).unwrap(), rows, &mut s);
+    s
+}
+
+fn scores(data: String) -> Scores {
+    Scores::compute(task(T).unwrap(), 4, &Submission::new(data, "{}", ""))
+}
+
+#[test]
+fn the_correct_set_scores_one() {
+    let s = scores(jsonl(&truth_rows(4)));
+    assert_eq!((s.f1, s.precision, s.recall, s.true_unique, s.submitted), (1.0, 1.0, 1.0, 25, 25));
+}
+
+#[test]
+fn empty_scores_zero() {
+    let s = scores(String::new());
+    assert_eq!((s.f1, s.precision, s.recall), (0.0, 0.0, 0.0));
+}
+
+#[test]
+fn the_truth_of_another_seed_is_fabricated() {
+    let s = scores(jsonl(&truth_rows(5)));
+    assert_eq!(s.f1, 0.0);
+    let fabricated = jsonl(&truth_rows(4)).replace("T3_duplicates-0", "FAB-0");
+    assert_eq!(scores(fabricated).f1, 0.0);
+}
+
+#[test]
+fn duplicates_and_totals_cut_precision_not_recall() {
+    let mut rows = truth_rows(4);
+    rows.extend(truth_rows(4).into_iter().take(5));
+    let s = scores(jsonl(&rows));
+    assert_eq!(s.recall, 1.0);
+    assert_eq!(s.precision, 25.0 / 30.0);
+    let mut rows = truth_rows(4);
+    rows.push(Row::Totals(Totals { page: 1, trade_value: 1, net_weight: 1, qty: 1 }));
+    let s = scores(jsonl(&rows));
+    assert_eq!((s.recall, s.precision), (1.0, 25.0 / 26.0));
+}
+
+#[test]
+fn a_corrupted_value_makes_that_record_false() {
+    let mut rows = truth_rows(4);
+    if let Row::Record(r) = &mut rows[3] {
+        r.qty += 1;
+    }
+    let s = scores(jsonl(&rows));
+    assert_eq!((s.true_unique, s.recall, s.precision), (24, 24.0 / 25.0, 24.0 / 25.0));
+    // A string where a number belongs is not the canonical value; 5.0 for 5 is.
+    let text = jsonl(&truth_rows(4));
+    let first = text.lines().next().unwrap();
+    let g = Generator::new(task(T).unwrap(), 4).record(0).unwrap();
+    let as_string = first.replace(&format!("\"qty\":{}", g.qty), &format!("\"qty\":\"{}\"", g.qty));
+    assert_eq!(scores(as_string).true_unique, 0);
+    let as_float = first.replace(&format!("\"qty\":{}", g.qty), &format!("\"qty\":{}.0", g.qty));
+    assert_eq!(scores(as_float).true_unique, 1);
+    assert_eq!(scores(format!("{first}\nnot json\n[1]\n")).precision, 1.0 / 3.0);
+}
+
+fn arb_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        ".{0,64}",
+        prop::collection::vec(prop_oneof![
+            Just("{\"record_id\": \"T3_duplicates-000001\", \"year\": 2020}".to_string()),
+            Just("{\"year\": [1], \"qty\": {\"a\": null}, \"tradeValue\": -1e308}".to_string()),
+            Just("[1, 2]".to_string()),
+            Just("{".to_string()),
+            Just("{\"a\":1,\"a\":\"x\"}".to_string()),
+            ".{0,20}",
+        ], 0..8).prop_map(|v| v.join("\n")),
+    ]
+}
+
+fn arb_metadata() -> impl Strategy<Value = String> {
+    prop_oneof![
+        ".{0,40}",
+        Just("{\"schema\": 5}".to_string()),
+        Just("{\"schema\": \"abc\", \"dedup_key\": [[1], 2, null]}".to_string()),
+        Just("{\"query\": null, \"row_count\": true}".to_string()),
+        Just("{\"totals_handling\": {\"enabled\": 1, \"rows_dropped\": \"x\"}}".to_string()),
+        Just("{\"execution_time_seconds\": \"slow\", \"request_count\": 1e400}".to_string()),
+        Just("{\"task_id\": [1], \"dedup_key\": [\"a\", \"b\", \"c\"]}".to_string()),
+        Just("[1,2]".to_string()),
+        (any::<i64>(), ".{0,8}").prop_map(|(n, s)| format!("{{\"row_count\": {n}, \"schema\": [\"{s}\"], \"dedup_key\": [\"year\", \"qty\", \"{s}\"], \"request_count\": {n}}}")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
+
+    #[test]
+    fn no_submission_or_metadata_panics(data in proptest::option::of(arb_text()), meta in proptest::option::of(arb_metadata()), log in proptest::option::of(".{0,40}"), id in 0usize..11, seed in 0u64..4) {
+        let t = &benchaudit_comtrade::tasks()[id];
+        let sub = Submission { data_jsonl: data, metadata_json: meta, run_log: log, undecodable: Vec::new() };
+        let s = Scores::compute(t, seed, &sub);
+        prop_assert!((0.0..=1.0).contains(&s.f1));
+        prop_assert!((0.0..=100.0).contains(&s.judge_total));
+        let j = judge::judge(&JudgeContext::for_task(t), &sub);
+        prop_assert_eq!(j.total, s.judge_total);
+    }
+}
