@@ -23,6 +23,10 @@ pub enum Command {
     Truth(TruthArgs),
     /// Score a submission directory (data.jsonl, metadata.json, run.log) with both scorers.
     Score(ScoreArgs),
+    /// Serve ComtradeBench over REST and MCP (streamable HTTP).
+    Serve(crate::commands::serve::ServeArgs),
+    /// Serve one episode over MCP on stdio, for clients that spawn servers.
+    Mcp(crate::commands::mcp::McpArgs),
 }
 
 /// `benchaudit tasks`

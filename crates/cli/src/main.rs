@@ -29,6 +29,8 @@ fn main() -> ExitCode {
         Command::Tasks(args) => commands::tasks::run(&args),
         Command::Truth(args) => commands::truth::run(&args),
         Command::Score(args) => commands::score::run(&args),
+        Command::Serve(args) => commands::serve::run(&args),
+        Command::Mcp(args) => commands::mcp::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
+pub mod mcp;
 pub mod score;
+pub mod serve;
 pub mod tasks;
 pub mod truth;
 
