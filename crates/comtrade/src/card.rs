@@ -124,7 +124,7 @@ pub fn generator_card() -> String {
     let _ = writeln!(md, "## Determinism algorithm\n");
     let _ = writeln!(md, "1. key = SHA-256 of the UTF-8 string `comtrade:{{task_id}}:{{seed}}` (seed in decimal), 32 bytes.");
     let _ = writeln!(md, "2. A *stream* is ChaCha8 (20→8 rounds, the `rand_chacha` 0.9 `ChaCha8Rng`) seeded with the key, stream number set with `set_stream`, read from position 0 with `next_u64` (two little-endian 32-bit words, low word first).");
-    let _ = writeln!(md, "3. Record `i` reads stream `i`: `tradeValue = below(1_000_000)`, then `netWeight = below(50_000)`, then `qty = below(10_000)`. Any record is O(1).");
+    let _ = writeln!(md, "3. Record `i` reads stream 0 from 32-bit word position `8·i` (`set_word_pos`): `tradeValue = below(1_000_000)`, then `netWeight = below(50_000)`, then `qty = below(10_000)`. Any record is O(1); a range of records is one sequential read. (A rejection redraw in `below`, odds below 10⁻¹³ per draw, reads on into the next words.)");
     let _ = writeln!(md, "4. `below(n)` is Lemire's multiply-and-reject: `m = x·n` (128-bit); if `low64(m) < n`, let `t = (2⁶⁴ − n) mod n` and redraw while `low64(m) < t`; return `high64(m)`.");
     let _ = writeln!(md, "5. The r-th valid request (1-based; requests rejected for budget or arguments are not counted) reads stream `2³² + r`, in this order: the page-drift permutation (Fisher–Yates over 0..total_rows, from the last index down, `j = below(i+1)`), then own-page duplicates, then cross-page duplicates (for each copy: source = `below(len)`, position = `below(current_len + 1)`).");
     let _ = writeln!(md, "6. The fault plan reads stream `2³³`: shuffle the candidate ordinals 1..=total_pages+k−1 and keep the first k, sorted.\n");

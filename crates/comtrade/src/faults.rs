@@ -68,7 +68,7 @@ fn slice(task: &TaskSpec, page: u32) -> std::ops::Range<u32> {
 
 /// The canonical records of a page before any injection (no drift).
 pub fn page_records(generator: &Generator, page: u32) -> Vec<Record> {
-    slice(generator.task(), page).filter_map(|i| generator.record(i)).collect()
+    generator.records(slice(generator.task(), page)).collect()
 }
 
 /// Serves `page` as the `ordinal`-th valid request; `prev_page` is the last page that served
@@ -83,7 +83,7 @@ pub fn inject(generator: &Generator, page: u32, ordinal: u32, prev_page: Option<
             s.shuffle(&mut order);
             order[range.start as usize..range.end as usize].iter().filter_map(|&i| generator.record(i)).collect()
         }
-        _ => range.filter_map(|i| generator.record(i)).collect(),
+        _ => generator.records(range).collect(),
     };
     let mut rows: Vec<Row> = records.iter().copied().map(Row::Record).collect();
     let mut duplicates = 0;

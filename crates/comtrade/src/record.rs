@@ -1,12 +1,14 @@
 //! Canonical records and the rows an episode serves.
 //!
-//! Record `i` of `(task, seed)` draws three values from stream `i` of the task key, in this
-//! order: `tradeValue = below(1_000_000)`, `netWeight = below(50_000)`, `qty = below(10_000)`.
-//! The other fields come from the task's query; `record_id = "{task_id}-{i:06}"`.
+//! Record `i` of `(task, seed)` reads stream 0 of the task key from 32-bit word position `8·i`
+//! and draws, in this order, `tradeValue = below(1_000_000)`, `netWeight = below(50_000)`,
+//! `qty = below(10_000)` (three u64 draws use six of its eight words; a rejection redraw, odds
+//! below 10⁻¹³, reads on). The other fields come from the task's query;
+//! `record_id = "{task_id}-{i:06}"`. Contiguous records are generated in one sequential pass.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::rng::{Stream, task_key};
+use crate::rng::{RECORD_STREAM, RECORD_WORDS, Stream, task_key};
 use crate::task::TaskSpec;
 
 /// The value fields of one canonical record (the rest is the task's query).
@@ -47,19 +49,25 @@ impl Generator {
 
     /// Canonical record `index`, or `None` past the end of the set.
     pub fn record(&self, index: u32) -> Option<Record> {
-        if index >= self.task.total_rows {
-            return None;
-        }
-        let mut s = Stream::new(&self.key, u64::from(index));
-        let trade_value = s.below(1_000_000);
-        let net_weight = s.below(50_000);
-        let qty = s.below(10_000);
-        Some(Record { index, trade_value, net_weight, qty })
+        self.records(index..index.saturating_add(1)).next()
+    }
+
+    /// Canonical records `range` (clipped to the set), generated in one sequential pass.
+    pub fn records(&self, range: std::ops::Range<u32>) -> impl Iterator<Item = Record> + '_ {
+        let end = range.end.min(self.task.total_rows);
+        let mut s = Stream::new(&self.key, RECORD_STREAM);
+        (range.start..end).map(move |index| {
+            s.seek_word(RECORD_WORDS * u128::from(index));
+            let trade_value = s.below(1_000_000);
+            let net_weight = s.below(50_000);
+            let qty = s.below(10_000);
+            Record { index, trade_value, net_weight, qty }
+        })
     }
 
     /// The ground truth G: every canonical record in order.
     pub fn truth(&self) -> impl Iterator<Item = Record> + '_ {
-        (0..self.task.total_rows).filter_map(|i| self.record(i))
+        self.records(0..self.task.total_rows)
     }
 
     /// Parses a canonical record id of this task (`"{task_id}-{i:06}"`, i < total_rows).

@@ -6,8 +6,8 @@
 //! party can re-implement it:
 //!
 //! * key = SHA-256 of the UTF-8 string `comtrade:{task_id}:{seed}` (seed in decimal);
-//! * stream `i` (0 ≤ i < 2³²) belongs to canonical record `i`;
-//!   stream `2³² + r` to the r-th valid request (1-based); stream `2³³` to the fault plan;
+//! * stream 0 holds the canonical records, record `i` from 32-bit word `8·i`;
+//!   stream `2³² + r` belongs to the r-th valid request (1-based); stream `2³³` to the fault plan;
 //! * a draw is ChaCha8's `next_u64` (rand_chacha's word order: two little-endian u32 words);
 //! * `below(n)` is Lemire's multiply-and-reject on `next_u64`;
 //! * shuffles are Fisher–Yates from the last index down, `j = below(i + 1)`.
@@ -16,6 +16,10 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
 
+/// Stream of the canonical records.
+pub(crate) const RECORD_STREAM: u64 = 0;
+/// 32-bit words reserved per record on the record stream.
+pub(crate) const RECORD_WORDS: u128 = 8;
 /// Stream offset of per-request injection streams.
 pub(crate) const REQUEST_STREAM_BASE: u64 = 1 << 32;
 /// Stream of the episode's fault plan.
@@ -38,6 +42,14 @@ impl Stream {
         let mut rng = ChaCha8Rng::from_seed(*key);
         rng.set_stream(stream);
         Stream(rng)
+    }
+
+    /// Moves to 32-bit word `word` of the stream unless already there (seeking regenerates
+    /// the block buffer, so sequential reads skip it).
+    pub fn seek_word(&mut self, word: u128) {
+        if self.0.get_word_pos() != word {
+            self.0.set_word_pos(word);
+        }
     }
 
     /// The next raw 64-bit draw.

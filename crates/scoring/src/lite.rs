@@ -129,7 +129,7 @@ impl<'de> Deserialize<'de> for LiteObject<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut entries: Vec<(Cow<'de, str>, LiteValue<'de>)> = Vec::with_capacity(12);
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                while let Some(CowStr(key)) = map.next_key::<CowStr<'de>>()? {
                     let value = map.next_value::<LiteValueDe<'de>>()?.0;
                     match entries.iter_mut().find(|(k, _)| *k == key) {
                         Some(slot) => slot.1 = value,
@@ -140,6 +140,32 @@ impl<'de> Deserialize<'de> for LiteObject<'de> {
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+/// A string that borrows from the input when it holds no escapes (serde's own `Cow<str>`
+/// always allocates).
+struct CowStr<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for CowStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CowStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use serde_json::{Number, Value};
 
+
 use crate::lite::LiteValue;
 
 /// Python truthiness of a JSON value.
@@ -96,7 +97,7 @@ pub fn as_py_int(v: &Value) -> Option<i128> {
 /// (`1`, `1.0` and `True` collapse; `NaN` never equals itself but hashes by identity —
 /// we treat every NaN as distinct).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum KeyAtom {
+pub enum KeyAtom<'a> {
     /// `None` (a missing field reads as `None` too).
     None,
     /// An integral number (ints, bools, integral floats).
@@ -106,12 +107,12 @@ pub enum KeyAtom {
     /// A NaN, distinct from every other key by its position.
     NaN(usize),
     /// A string.
-    Str(String),
+    Str(&'a str),
 }
 
-impl KeyAtom {
+impl<'a> KeyAtom<'a> {
     /// The atom of a row value; `None` for a list or object, which Python could not hash.
-    pub fn of(v: Option<&LiteValue<'_>>, position: usize) -> Option<KeyAtom> {
+    pub fn of(v: Option<&'a LiteValue<'_>>, position: usize) -> Option<KeyAtom<'a>> {
         Some(match v {
             None | Some(LiteValue::Null) => KeyAtom::None,
             Some(LiteValue::Bool(b)) => KeyAtom::Int(i128::from(*b)),
@@ -119,7 +120,7 @@ impl KeyAtom {
             Some(LiteValue::Float(f)) if f.is_nan() => KeyAtom::NaN(position),
             Some(LiteValue::Float(f)) if f.fract() == 0.0 && f.abs() < 1.0e38 => KeyAtom::Int(*f as i128),
             Some(LiteValue::Float(f)) => KeyAtom::Float(f.to_bits()),
-            Some(LiteValue::Str(s)) => KeyAtom::Str(s.to_string()),
+            Some(LiteValue::Str(s)) => KeyAtom::Str(s),
             Some(LiteValue::List | LiteValue::Dict) => return None,
         })
     }
