@@ -7,7 +7,7 @@
 use benchaudit_comtrade::{Generator, Record};
 use serde::Serialize;
 
-use crate::lite::{Line, LiteValue};
+use crate::lite::{Hints, Line, LiteValue};
 
 /// Precision, recall and F1 of a submission against G.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
@@ -24,32 +24,32 @@ pub struct F1Score {
     pub true_unique: u32,
 }
 
-fn field_is<'a>(line: &'a Line<'a>, key: &str) -> Option<&'a LiteValue<'a>> {
-    line.get(key)
-}
+/// The canonical fields in served order; `record_id` last.
+const FIELDS: [&str; 10] = ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"];
 
 /// Whether a parsed line is exactly canonical record `r` of the generator's task.
-pub fn matches_record(generator: &Generator, line: &Line<'_>, r: &Record) -> bool {
+pub fn matches_record(generator: &Generator, line: &Line<'_>, r: &Record, hints: &mut Hints) -> bool {
     let q = &generator.task().query;
-    let s = |k: &str, want: &str| field_is(line, k).and_then(LiteValue::as_str) == Some(want);
-    let u = |k: &str, want: u64| field_is(line, k).is_some_and(|v| v.equals_uint(want));
-    field_is(line, "year").is_some_and(|v| v.equals_int(q.year))
-        && s("reporter", q.reporter)
-        && s("partner", q.partner)
-        && s("flow", q.flow)
-        && s("hs", q.hs)
-        && s("cmdCode", q.hs)
-        && u("tradeValue", r.trade_value)
-        && u("netWeight", r.net_weight)
-        && u("qty", r.qty)
+    let mut field = |i: usize| hints.get(line, i, FIELDS[i]).cloned();
+    let s = |v: Option<LiteValue<'_>>, want: &str| v.as_ref().and_then(LiteValue::as_str) == Some(want);
+    let u = |v: Option<LiteValue<'_>>, want: u64| v.is_some_and(|v| v.equals_uint(want));
+    field(0).is_some_and(|v| v.equals_int(q.year))
+        && s(field(1), q.reporter)
+        && s(field(2), q.partner)
+        && s(field(3), q.flow)
+        && s(field(4), q.hs)
+        && s(field(5), q.hs)
+        && u(field(6), r.trade_value)
+        && u(field(7), r.net_weight)
+        && u(field(8), r.qty)
 }
 
 /// The canonical index of a line if it is a true record; `truth` is G in order.
-pub fn true_index(generator: &Generator, truth: &[Record], line: &Line<'_>) -> Option<u32> {
-    let id = line.get("record_id")?.as_str()?;
+pub fn true_index(generator: &Generator, truth: &[Record], line: &Line<'_>, hints: &mut Hints) -> Option<u32> {
+    let id = hints.get(line, 9, FIELDS[9])?.as_str()?;
     let index = generator.index_of(id)?;
     let record = truth.get(index as usize)?;
-    matches_record(generator, line, record).then_some(index)
+    matches_record(generator, line, record, hints).then_some(index)
 }
 
 /// Scores parsed lines against the generator's ground truth.
@@ -59,8 +59,9 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
     let truth: Vec<Record> = if lines.is_empty() { Vec::new() } else { generator.truth().collect() };
     let mut seen = vec![false; total as usize];
     let mut unique = 0u32;
+    let mut hints = Hints::new(FIELDS.len());
     for line in lines {
-        if let Some(i) = true_index(generator, &truth, line)
+        if let Some(i) = true_index(generator, &truth, line, &mut hints)
             && !std::mem::replace(&mut seen[i as usize], true)
         {
             unique += 1;

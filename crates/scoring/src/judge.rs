@@ -11,7 +11,7 @@ use benchaudit_comtrade::{Submission, TaskSpec};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::lite::{Line, LiteValue, parse_lines};
+use crate::lite::{Hints, Line, LiteValue, parse_lines};
 use crate::python::{self, KeyAtom};
 
 /// What the judge reads of a task: the expected query, the expected row count and the fault
@@ -200,6 +200,7 @@ fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, li
         && fields.len() >= 3
     {
         let mut keys: HashSet<Vec<KeyAtom>> = HashSet::with_capacity(lines.len());
+        let mut hints = Hints::new(fields.len());
         for (n, line) in lines.iter().enumerate() {
             match line {
                 Line::Invalid => return Err(Raise("JSONDecodeError", format!("data.jsonl line {} is not JSON", n + 1))),
@@ -207,8 +208,9 @@ fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, li
                 Line::Object(_) => {
                     let key = fields
                         .iter()
-                        .map(|f| match f {
-                            Value::String(name) => KeyAtom::of(line.get(name), n),
+                        .enumerate()
+                        .map(|(i, f)| match f {
+                            Value::String(name) => KeyAtom::of(hints.get(line, i, name), n),
                             Value::Array(_) | Value::Object(_) => None,
                             _ => Some(KeyAtom::None),
                         })
@@ -362,13 +364,22 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
     } else {
         let mut entries: Option<Vec<Option<String>>> = None;
         let mut valid = 0usize;
+        let mut hints = Hints::new(0);
         for line in lines {
             let Line::Object(_) = line else { continue };
             let entries = match &entries {
                 Some(e) => e,
-                None => entries.insert(if python::truthy(schema) { schema_entries(schema)? } else { Vec::new() }),
+                None => {
+                    let e = entries.insert(if python::truthy(schema) { schema_entries(schema)? } else { Vec::new() });
+                    hints = Hints::new(e.len());
+                    e
+                }
             };
-            let present = entries.iter().filter(|e| e.as_deref().is_some_and(|k| line.get(k).is_some())).count();
+            let present = entries
+                .iter()
+                .enumerate()
+                .filter(|(i, e)| e.as_deref().is_some_and(|k| hints.get(line, *i, k).is_some()))
+                .count();
             if entries.is_empty() || present as f64 >= entries.len() as f64 / 2.0 {
                 valid += 1;
             }
@@ -379,7 +390,7 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
     let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
     for line in lines {
         if let Line::Object(entries) = line {
-            for (k, v) in entries {
+            for (j, (k, v)) in entries.iter().enumerate() {
                 let bit = match v {
                     LiteValue::Null => 0,
                     LiteValue::Bool(_) => 1,
@@ -389,9 +400,13 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
                     LiteValue::List => 16,
                     LiteValue::Dict => 32,
                 };
-                match types.iter_mut().find(|(key, _)| *key == k.as_ref()) {
-                    Some(slot) => slot.1 |= bit,
-                    None => types.push((k.as_ref(), bit)),
+                // Rows nearly always share key order: try the same position first.
+                match types.get_mut(j) {
+                    Some(slot) if slot.0 == k.as_ref() => slot.1 |= bit,
+                    _ => match types.iter_mut().find(|(key, _)| *key == k.as_ref()) {
+                        Some(slot) => slot.1 |= bit,
+                        None => types.push((k.as_ref(), bit)),
+                    },
                 }
             }
         }
@@ -411,32 +426,35 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
         if !matches!(line, Line::Object(_)) {
             continue;
         }
-        if let Some(year) = line.get("year") {
-            checks += 1.0;
-            if let Some(y) = year.py_number()
-                && (1900.0..=2100.0).contains(&y)
-            {
-                valid += 1.0;
-                if task_year.is_some_and(|t| t == y) {
-                    checks += 0.5;
-                    valid += 0.5;
+        let Line::Object(entries) = line else { continue };
+        // One pass over the row; keys are unique within a parsed row.
+        for (k, v) in entries {
+            match k.as_ref() {
+                "year" => {
+                    checks += 1.0;
+                    if let Some(y) = v.py_number()
+                        && (1900.0..=2100.0).contains(&y)
+                    {
+                        valid += 1.0;
+                        if task_year.is_some_and(|t| t == y) {
+                            checks += 0.5;
+                            valid += 0.5;
+                        }
+                    }
                 }
-            }
-        }
-        for k in ["value", "trade_value", "tradeValue", "primaryValue"] {
-            if let Some(v) = line.get(k) {
-                checks += 1.0;
-                if v.py_number().is_some_and(|x| x >= 0.0) {
-                    valid += 1.0;
+                "value" | "trade_value" | "tradeValue" | "primaryValue" => {
+                    checks += 1.0;
+                    if v.py_number().is_some_and(|x| x >= 0.0) {
+                        valid += 1.0;
+                    }
                 }
-            }
-        }
-        for k in ["qty", "quantity", "netWgt"] {
-            if let Some(v) = line.get(k) {
-                checks += 1.0;
-                if matches!(v, LiteValue::Null) || v.py_number().is_some_and(|x| x >= 0.0) {
-                    valid += 1.0;
+                "qty" | "quantity" | "netWgt" => {
+                    checks += 1.0;
+                    if matches!(v, LiteValue::Null) || v.py_number().is_some_and(|x| x >= 0.0) {
+                        valid += 1.0;
+                    }
                 }
+                _ => {}
             }
         }
     }
