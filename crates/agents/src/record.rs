@@ -1,0 +1,133 @@
+//! The episode record of the run ledger (SPEC §6): everything outside `timing` is a pure
+//! function of (policy, level, task, seed, options) for rule policies, bit-identical on replay.
+
+use benchaudit_comtrade::{EpisodeOptions, TaskSpec};
+use benchaudit_scoring::{RewardScorer, Scores};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::level::Level;
+use crate::policy::TokenUsage;
+
+/// Identifies an episode within a run; resuming skips keys already in the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EpisodeKey {
+    /// Policy or model name.
+    pub policy: String,
+    /// Scaffolding level.
+    pub level: Level,
+    /// Task id.
+    pub task_id: String,
+    /// Seed.
+    pub seed: u64,
+    /// Stress arm (`escalating`, `constant`, a dose) or none.
+    pub arm: Option<String>,
+    /// Hash of the options that change what is measured.
+    pub options_hash: String,
+}
+
+/// How an episode ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// submit_results was accepted.
+    Submitted,
+    /// The policy stopped without submitting.
+    NoSubmission,
+    /// The L2 step limit ended the episode.
+    StepLimit,
+    /// The output-token budget ended the episode.
+    TokenBudget,
+    /// The provider failed: excluded from statistics, listed in the run summary.
+    InfraError,
+}
+
+/// What happened during an episode, counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Counts {
+    /// fetch_page calls (rejected ones included).
+    pub requests: u32,
+    /// Transient faults (429/500 with retry) the agent met.
+    pub faults_seen: u32,
+    /// Retries after a fault (L1: decisions; L2: inferred from the next call).
+    pub retries: u32,
+    /// Faulted pages given up.
+    pub skips: u32,
+    /// Extra duplicate rows served.
+    pub duplicates_served: u32,
+    /// Totals rows served.
+    pub totals_served: u32,
+    /// Tool calls made (L2) or issued by the harness (L0/L1).
+    pub tool_calls: u32,
+    /// Calls with an unknown tool or unreadable arguments.
+    pub malformed_calls: u32,
+    /// 1 when the budget or quota ran out mid-episode.
+    pub quota_deaths: u32,
+}
+
+/// Wall-clock facts: the only part of a record allowed to differ on replay.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Timing {
+    /// Episode wall time in milliseconds.
+    pub wall_ms: f64,
+}
+
+/// One finished episode, as the ledger stores it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeRecord {
+    /// Identity.
+    pub key: EpisodeKey,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The primary scorer's value (absent for infra errors).
+    pub reward: Option<f64>,
+    /// Both scorers (absent for infra errors; an episode without submission scores its
+    /// missing files: F1 0, judge 0).
+    pub scores: Option<Scores>,
+    /// L1 outcome: share of G among rows the harness accepted (L0/L1 only).
+    pub coverage: Option<f64>,
+    /// Counts.
+    pub counts: Counts,
+    /// SHA-256 of the submitted files.
+    pub payload_sha256: Option<String>,
+    /// Tokens (LLM policies).
+    pub usage: TokenUsage,
+    /// What went wrong, for infra errors.
+    pub error: Option<String>,
+    /// Wall-clock facts.
+    pub timing: Timing,
+}
+
+/// The options that define an episode besides (policy, level, task, seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+pub struct RunOptions {
+    /// Interface, submission protocol, budget override.
+    pub episode: EpisodeOptions,
+    /// Primary scorer.
+    pub reward: RewardScorer,
+}
+
+impl RunOptions {
+    /// A short stable hash (16 hex digits of SHA-256 over the options' JSON).
+    pub fn hash(&self) -> String {
+        let text = serde_json::to_string(self).unwrap_or_default();
+        Sha256::digest(text.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+/// A complete specification of one episode to run.
+#[derive(Debug, Clone, Copy)]
+pub struct EpisodeSpec {
+    /// Task.
+    pub task: &'static TaskSpec,
+    /// Seed.
+    pub seed: u64,
+    /// Level.
+    pub level: Level,
+    /// Options.
+    pub options: RunOptions,
+}

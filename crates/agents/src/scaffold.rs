@@ -1,0 +1,451 @@
+//! The three scaffolds. L0 and L1 share the production harness (retry with backoff, dedup by
+//! primary key, drop totals, page to completion, assemble metadata and log, submit); they
+//! differ only in who answers the fault question. L2 hands the model the tools.
+
+use benchaudit_comtrade::{Episode, FetchPageArgs, SubmissionProtocol, TaskSpec, ToolError};
+use benchaudit_scoring::{Scores, coverage::coverage};
+use serde_json::json;
+
+use crate::collector::{Collector, Report, metadata_json, payload_sha256};
+use crate::level::Level;
+use crate::policy::{
+    Action, EpisodeStart, FaultContext, FaultDecision, Policy, PolicyError, Slots, Step, ToolCall,
+    ToolResult,
+};
+use crate::record::{Counts, EpisodeKey, EpisodeRecord, EpisodeSpec, Outcome, Timing};
+use crate::tools::execute;
+use crate::transcript::{Event, Transcript};
+
+/// Retries the L0 harness allows per page before it gives the page up.
+pub const HARNESS_MAX_RETRIES: u32 = 5;
+
+/// Records per `append_results` call when a scaffold submits under `chunked`.
+pub const CHUNK_ROWS: usize = 200;
+
+/// A finished episode: its ledger record and its transcript.
+#[derive(Debug, Clone)]
+pub struct EpisodeRun {
+    /// What the ledger stores (timing left at zero: the caller measures it).
+    pub record: EpisodeRecord,
+    /// What happened, step by step.
+    pub transcript: Transcript,
+}
+
+/// Runs one episode of `spec` with `policy` at the spec's level.
+pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
+    let mut episode = Episode::new(spec.task, spec.seed, spec.options.episode);
+    policy.begin_episode(&EpisodeStart {
+        task: spec.task,
+        level: spec.level,
+        options: spec.options.episode,
+    });
+    let mut transcript = Transcript::default();
+    let result = match spec.level {
+        Level::L0 | Level::L1 => harness(&mut episode, spec, policy, &mut transcript),
+        Level::L2 => slim(&mut episode, spec, policy, &mut transcript),
+    };
+    transcript.messages = policy.transcript();
+    let key = EpisodeKey {
+        policy: policy.name(),
+        level: spec.level,
+        task_id: spec.task.task_id.to_string(),
+        seed: spec.seed,
+        arm: None,
+        options_hash: spec.options.hash(),
+    };
+    let served = episode.counts();
+    let mut counts = result.counts;
+    counts.requests = served.requests;
+    counts.duplicates_served = served.duplicates_served;
+    counts.totals_served = served.totals_served;
+    counts.quota_deaths = u32::from(served.budget_exhausted > 0);
+    let (scores, reward, payload) = match (&result.outcome, result.submitted) {
+        (Outcome::InfraError, _) => (None, None, None),
+        (_, Some(sub)) => {
+            let s = sub.scores.clone();
+            (
+                Some(s),
+                Some(sub.reward),
+                Some(payload_sha256(&sub.submission)),
+            )
+        }
+        (_, None) => {
+            // No submission: the missing files are what gets scored.
+            let s = Scores::compute(
+                spec.task,
+                spec.seed,
+                &benchaudit_comtrade::Submission::default(),
+            );
+            let r = s.reward(spec.options.reward);
+            (Some(s), Some(r), None)
+        }
+    };
+    let record = EpisodeRecord {
+        key,
+        outcome: result.outcome,
+        reward,
+        scores,
+        coverage: result.coverage,
+        counts,
+        payload_sha256: payload,
+        usage: policy.usage(),
+        error: result.error,
+        timing: Timing::default(),
+    };
+    EpisodeRun { record, transcript }
+}
+
+struct ScaffoldResult {
+    outcome: Outcome,
+    submitted: Option<crate::policy::SubmitResponse>,
+    coverage: Option<f64>,
+    counts: Counts,
+    error: Option<String>,
+}
+
+impl ScaffoldResult {
+    fn failed(err: PolicyError, counts: Counts) -> Self {
+        let outcome = match err {
+            PolicyError::Infra(_) => Outcome::InfraError,
+            PolicyError::TokenBudget => Outcome::TokenBudget,
+        };
+        ScaffoldResult {
+            outcome,
+            submitted: None,
+            coverage: None,
+            counts,
+            error: Some(err.to_string()),
+        }
+    }
+}
+
+/// The L0 slot check: every slot must agree with the task, or the harness uses the task's value.
+fn validate_slots(task: &TaskSpec, slots: &Slots) -> Vec<String> {
+    let q = &task.query;
+    let mut replaced = Vec::new();
+    let mut check = |name: &str, ok: bool| {
+        if !ok {
+            replaced.push(name.to_string());
+        }
+    };
+    check(
+        "reporter",
+        slots.reporter.as_deref().is_none_or(|v| v == q.reporter),
+    );
+    check(
+        "partner",
+        slots.partner.as_deref().is_none_or(|v| v == q.partner),
+    );
+    check("flow", slots.flow.as_deref().is_none_or(|v| v == q.flow));
+    check("hs", slots.hs.as_deref().is_none_or(|v| v == q.hs));
+    check("year", slots.year.is_none_or(|v| v == q.year));
+    check("start_page", slots.start_page.is_none_or(|v| v == 1));
+    check(
+        "max_pages",
+        slots.max_pages.is_none_or(|v| v >= task.total_pages()),
+    );
+    replaced
+}
+
+fn harness(
+    episode: &mut Episode,
+    spec: &EpisodeSpec,
+    policy: &mut dyn Policy,
+    tr: &mut Transcript,
+) -> ScaffoldResult {
+    let task = spec.task;
+    let mut counts = Counts::default();
+    if spec.level == Level::L0 {
+        let info = episode.get_task_info();
+        match policy.fill_slots(&info) {
+            Ok(slots) => {
+                let replaced = validate_slots(task, &slots);
+                tr.events.push(Event::Slots { slots, replaced });
+            }
+            Err(e) => return ScaffoldResult::failed(e, counts),
+        }
+    }
+    let mut collector = Collector::new(task, true, true);
+    let mut log = vec![format!(
+        "INFO task_id={} level={} harness=production",
+        task.task_id, spec.level
+    )];
+    let mut faults_on_page = vec![0u32; task.total_pages() as usize + 1];
+    let mut complete = true;
+    let mut page = 1u32;
+    'pages: loop {
+        let call = ToolCall::new(
+            "fetch_page",
+            json!({"page": page, "page_size": task.page_size}),
+        );
+        tr.call(&call);
+        counts.tool_calls += 1;
+        match episode.fetch_page(FetchPageArgs {
+            page: i64::from(page),
+            page_size: Some(i64::from(task.page_size)),
+        }) {
+            Ok(resp) => {
+                let new = collector.accept(&resp.rows);
+                log.push(format!(
+                    "INFO request={} page={page} rows={} new={new}",
+                    resp.request,
+                    resp.rows.len()
+                ));
+                tr.result("fetch_page", ToolResult::Page(resp.clone()).summary(task));
+                if !resp.has_more {
+                    break 'pages;
+                }
+                page += 1;
+            }
+            Err(err) => {
+                tr.result("fetch_page", err.to_json());
+                let request = episode.counts().requests;
+                if !(err.retry && matches!(err.status, 429 | 500)) {
+                    log.push(format!(
+                        "ERROR request={request} page={page} status={} {}; stopping",
+                        err.status, err.error
+                    ));
+                    complete = false;
+                    break 'pages;
+                }
+                counts.faults_seen += 1;
+                let slot = faults_on_page.get_mut(page as usize);
+                let attempt = slot.map_or(1, |n| {
+                    *n += 1;
+                    *n
+                });
+                let decision = match spec.level {
+                    Level::L0 => {
+                        if attempt <= HARNESS_MAX_RETRIES {
+                            FaultDecision::Retry
+                        } else {
+                            FaultDecision::Skip
+                        }
+                    }
+                    _ => {
+                        let fault = FaultContext {
+                            task_id: task.task_id,
+                            page,
+                            status: err.status,
+                            error: err.error.clone(),
+                            retry_after_s: err.retry_after_s,
+                            attempt,
+                            requests_remaining: episode.requests_remaining(),
+                            pages_remaining: task.total_pages().saturating_sub(page) + 1,
+                        };
+                        match policy.on_fault(&fault) {
+                            Ok(d) => {
+                                tr.events.push(Event::Decision { fault, decision: d });
+                                d
+                            }
+                            Err(e) => return ScaffoldResult::failed(e, counts),
+                        }
+                    }
+                };
+                match decision {
+                    FaultDecision::Retry => {
+                        counts.retries += 1;
+                        log.push(format!(
+                            "WARN request={request} page={page} status={} {}; retrying with exponential backoff (attempt {attempt}, max_retries={HARNESS_MAX_RETRIES})",
+                            err.status, err.error
+                        ));
+                    }
+                    FaultDecision::Skip => {
+                        counts.skips += 1;
+                        complete = false;
+                        log.push(format!(
+                            "WARN request={request} page={page} status={} {}; skipping page",
+                            err.status, err.error
+                        ));
+                        if page >= task.total_pages() {
+                            break 'pages;
+                        }
+                        page += 1;
+                    }
+                }
+            }
+        }
+    }
+    let report = Report {
+        row_count: collector.kept().len(),
+        requests: episode.counts().requests,
+        retries: counts.retries,
+        skips: counts.skips,
+        duplicates_dropped: collector.duplicates_dropped(),
+        totals_dropped: collector.totals_dropped(),
+        complete,
+    };
+    log.push(format!(
+        "INFO complete={complete} rows={} requests={} duplicates_dropped={} totals_dropped={}",
+        report.row_count, report.requests, report.duplicates_dropped, report.totals_dropped
+    ));
+    let cov = coverage(episode.generator(), collector.held_indices());
+    let submitted = submit_collected(
+        episode,
+        spec,
+        &collector,
+        &report,
+        &log.join("\n"),
+        tr,
+        &mut counts,
+    );
+    let outcome = if submitted.is_some() {
+        Outcome::Submitted
+    } else {
+        Outcome::NoSubmission
+    };
+    ScaffoldResult {
+        outcome,
+        submitted,
+        coverage: Some(cov),
+        counts,
+        error: None,
+    }
+}
+
+/// Submits what a collector holds under the episode's protocol (harness side).
+fn submit_collected(
+    episode: &mut Episode,
+    spec: &EpisodeSpec,
+    collector: &Collector,
+    report: &Report,
+    log: &str,
+    tr: &mut Transcript,
+    counts: &mut Counts,
+) -> Option<crate::policy::SubmitResponse> {
+    let metadata = metadata_json(spec.task, report);
+    let calls = submission_calls(
+        spec.options.episode.submission,
+        collector.data_jsonl(),
+        collector.ids(),
+        metadata,
+        log.to_string(),
+    );
+    let mut last = None;
+    for call in calls {
+        tr.call(&call);
+        counts.tool_calls += 1;
+        let (result, _) = execute(episode, &call, spec.options.reward);
+        tr.result(&call.name, result.summary(spec.task));
+        last = Some(result);
+    }
+    match last {
+        Some(ToolResult::Submitted(s)) => Some(*s),
+        _ => None,
+    }
+}
+
+/// The calls that hand `data` back under a protocol: one submit, ids, or chunks then submit.
+pub fn submission_calls(
+    protocol: SubmissionProtocol,
+    data_jsonl: String,
+    ids: Vec<String>,
+    metadata_json: String,
+    run_log: String,
+) -> Vec<ToolCall> {
+    match protocol {
+        SubmissionProtocol::Full => vec![ToolCall::new(
+            "submit_results",
+            json!({"data_jsonl": data_jsonl, "metadata_json": metadata_json, "run_log": run_log}),
+        )],
+        SubmissionProtocol::Ids => vec![ToolCall::new(
+            "submit_results",
+            json!({"record_ids": ids, "metadata_json": metadata_json, "run_log": run_log}),
+        )],
+        SubmissionProtocol::Chunked => {
+            let lines: Vec<&str> = data_jsonl.lines().collect();
+            let mut calls: Vec<ToolCall> = lines
+                .chunks(CHUNK_ROWS)
+                .map(|c| ToolCall::new("append_results", json!({"data_jsonl": c.join("\n")})))
+                .collect();
+            calls.push(ToolCall::new(
+                "submit_results",
+                json!({"metadata_json": metadata_json, "run_log": run_log}),
+            ));
+            calls
+        }
+    }
+}
+
+fn slim(
+    episode: &mut Episode,
+    spec: &EpisodeSpec,
+    policy: &mut dyn Policy,
+    tr: &mut Transcript,
+) -> ScaffoldResult {
+    let task = spec.task;
+    let mut counts = Counts::default();
+    let mut history: Vec<Step> = Vec::new();
+    let limit = policy.step_limit(task);
+    // The page of the last fault, to classify the next fetch as retry or skip.
+    let mut pending_fault: Option<i64> = None;
+    for _ in 0..limit {
+        let action = match policy.next_action(&history) {
+            Ok(a) => a,
+            Err(e) => return ScaffoldResult::failed(e, counts),
+        };
+        let call = match action {
+            Action::Call(call) => call,
+            Action::Stop { reason } => {
+                if pending_fault.take().is_some() {
+                    counts.skips += 1;
+                }
+                tr.note(format!("policy stopped: {reason}"));
+                return ScaffoldResult {
+                    outcome: Outcome::NoSubmission,
+                    submitted: None,
+                    coverage: None,
+                    counts,
+                    error: None,
+                };
+            }
+        };
+        tr.call(&call);
+        counts.tool_calls += 1;
+        if let Some(faulted) = pending_fault.take() {
+            let same_page = call.name == "fetch_page"
+                && call.arguments.get("page").and_then(|p| p.as_i64()) == Some(faulted);
+            if same_page {
+                counts.retries += 1;
+            } else {
+                counts.skips += 1;
+            }
+        }
+        let (result, malformed) = execute(episode, &call, spec.options.reward);
+        if malformed {
+            counts.malformed_calls += 1;
+        }
+        if let ToolResult::Error(ToolError {
+            status: 429 | 500,
+            retry: true,
+            ..
+        }) = &result
+            && call.name == "fetch_page"
+        {
+            counts.faults_seen += 1;
+            pending_fault = call.arguments.get("page").and_then(|p| p.as_i64());
+        }
+        tr.result(&call.name, result.summary(task));
+        if let ToolResult::Submitted(s) = &result {
+            let submitted = Some((**s).clone());
+            return ScaffoldResult {
+                outcome: Outcome::Submitted,
+                submitted,
+                coverage: None,
+                counts,
+                error: None,
+            };
+        }
+        history.push(Step { call, result });
+    }
+    tr.note(format!(
+        "step limit of {limit} reached without a submission"
+    ));
+    ScaffoldResult {
+        outcome: Outcome::StepLimit,
+        submitted: None,
+        coverage: None,
+        counts,
+        error: None,
+    }
+}

@@ -1,0 +1,106 @@
+//! Executing tool calls on an episode: the single place where a model's untrusted call meets
+//! the state machine. Unknown tools and unreadable arguments become tool errors the model
+//! sees (and the scaffold counts), never panics.
+
+use benchaudit_comtrade::{Episode, FetchPageArgs, Row, SubmitArgs, TaskSpec, ToolError};
+use benchaudit_scoring::{RewardScorer, Scores};
+use serde_json::{Value, json};
+
+use crate::policy::{SubmitResponse, ToolCall, ToolResult};
+
+/// The tools an episode offers under its protocol.
+pub fn tool_names(chunked: bool) -> &'static [&'static str] {
+    if chunked {
+        &[
+            "get_task_info",
+            "fetch_page",
+            "append_results",
+            "submit_results",
+        ]
+    } else {
+        &["get_task_info", "fetch_page", "submit_results"]
+    }
+}
+
+/// Runs one call. The flag is true when the call itself was malformed.
+pub fn execute(episode: &mut Episode, call: &ToolCall, reward: RewardScorer) -> (ToolResult, bool) {
+    let malformed = |e: String| (ToolResult::Error(ToolError::fatal(400, e)), true);
+    match call.name.as_str() {
+        "get_task_info" => (ToolResult::TaskInfo(episode.get_task_info()), false),
+        "fetch_page" => match FetchPageArgs::from_json(&call.arguments) {
+            Ok(args) => match episode.fetch_page(args) {
+                Ok(page) => (ToolResult::Page(page), false),
+                Err(e) => (ToolResult::Error(e), false),
+            },
+            Err(e) => malformed(e.to_string()),
+        },
+        "append_results" => match SubmitArgs::from_json(&call.arguments) {
+            Ok(args) => match episode.append_results(args.data_jsonl.as_deref().unwrap_or("")) {
+                Ok(n) => (ToolResult::Appended(n), false),
+                Err(e) => (ToolResult::Error(e), false),
+            },
+            Err(e) => malformed(e.to_string()),
+        },
+        "submit_results" => match SubmitArgs::from_json(&call.arguments) {
+            Ok(args) => match episode.submit_results(args) {
+                Ok(submission) => {
+                    let scores = Scores::compute(episode.task(), episode.seed(), &submission);
+                    let reward = scores.reward(reward);
+                    (
+                        ToolResult::Submitted(Box::new(SubmitResponse {
+                            done: true,
+                            reward,
+                            scores,
+                            submission,
+                        })),
+                        false,
+                    )
+                }
+                Err(e) => (ToolResult::Error(e), false),
+            },
+            Err(e) => malformed(e.to_string()),
+        },
+        other => malformed(format!("unknown tool `{other}`")),
+    }
+}
+
+impl ToolResult {
+    /// The result as the model sees it (full rows).
+    pub fn to_json(&self, task: &TaskSpec) -> Value {
+        match self {
+            ToolResult::TaskInfo(info) => serde_json::to_value(info).unwrap_or(Value::Null),
+            ToolResult::Page(page) => page.to_json(task),
+            ToolResult::Appended(n) => json!({"appended": true, "lines_held": n}),
+            ToolResult::Submitted(s) => s.to_json(),
+            ToolResult::Error(e) => e.to_json(),
+        }
+    }
+
+    /// The result as a transcript keeps it: pages as their record ids.
+    pub fn summary(&self, task: &TaskSpec) -> Value {
+        match self {
+            ToolResult::Page(page) => json!({
+                "page": page.page,
+                "has_more": page.has_more,
+                "total_pages": page.total_pages,
+                "request": page.request,
+                "rows": page.rows.len(),
+                "record_ids": page.rows.iter().map(|r: &Row| r.id(task)).collect::<Vec<_>>(),
+            }),
+            other => other.to_json(task),
+        }
+    }
+}
+
+impl SubmitResponse {
+    /// `{done, reward, scores: {f1, precision, recall, judge_total, judge_breakdown}, errors}`.
+    pub fn to_json(&self) -> Value {
+        let s = &self.scores;
+        json!({
+            "done": self.done,
+            "reward": self.reward,
+            "scores": {"f1": s.f1, "precision": s.precision, "recall": s.recall, "judge_total": s.judge_total, "judge_breakdown": s.judge_breakdown},
+            "errors": s.judge_errors,
+        })
+    }
+}

@@ -1,0 +1,101 @@
+//! Transcripts: every decision, tool call and result of an episode, in order. Large strings
+//! (re-emitted records) are kept as their length and hash so transcripts stay small; LLM
+//! policies add their full message log.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::policy::{FaultContext, FaultDecision, Slots, ToolCall};
+
+/// Strings longer than this are summarised in transcripts.
+pub const INLINE_LIMIT: usize = 4096;
+
+/// One event of an episode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// L0: the slots the policy filled and whether the harness kept them.
+    Slots {
+        /// As filled.
+        slots: Slots,
+        /// Slots the harness replaced by the task's values.
+        replaced: Vec<String>,
+    },
+    /// L1: a retry-or-skip decision.
+    Decision {
+        /// What the policy was told.
+        fault: FaultContext,
+        /// What it chose.
+        decision: FaultDecision,
+    },
+    /// A tool call (by the model at L2, by the harness at L0/L1).
+    Call {
+        /// Tool name.
+        name: String,
+        /// Arguments, large strings summarised.
+        arguments: Value,
+    },
+    /// A tool result, summarised.
+    Result {
+        /// Tool name.
+        name: String,
+        /// The result, large content summarised.
+        result: Value,
+    },
+    /// A note from the scaffold (step limit, stop reason …).
+    Note {
+        /// Text.
+        text: String,
+    },
+}
+
+/// An episode's events plus, for LLM policies, the message log.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Transcript {
+    /// Events in order.
+    pub events: Vec<Event>,
+    /// The policy's own log (LLM messages with token usage), if it keeps one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Value>,
+}
+
+impl Transcript {
+    /// Records a call.
+    pub fn call(&mut self, call: &ToolCall) {
+        self.events.push(Event::Call {
+            name: call.name.clone(),
+            arguments: summarise(&call.arguments),
+        });
+    }
+
+    /// Records a result.
+    pub fn result(&mut self, name: &str, result: Value) {
+        self.events.push(Event::Result {
+            name: name.to_string(),
+            result,
+        });
+    }
+
+    /// Records a note.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.events.push(Event::Note { text: text.into() });
+    }
+}
+
+/// Replaces long strings by `{bytes, lines, sha256}`.
+pub fn summarise(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.len() > INLINE_LIMIT => json!({
+            "bytes": s.len(),
+            "lines": s.lines().count(),
+            "sha256": Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        }),
+        Value::Array(items) if items.len() > 64 => json!({"items": items.len()}),
+        Value::Array(items) => Value::Array(items.iter().map(summarise).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), summarise(v))).collect())
+        }
+        other => other.clone(),
+    }
+}
