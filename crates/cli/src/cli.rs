@@ -23,6 +23,10 @@ pub enum Command {
     Truth(TruthArgs),
     /// Score a submission directory (data.jsonl, metadata.json, run.log) with both scorers.
     Score(ScoreArgs),
+    /// Run policies × levels × tasks × seeds into a resumable run ledger.
+    Run(crate::commands::run::RunArgs),
+    /// Reliability statistics, tables and figures of a run directory.
+    Report(crate::commands::report::ReportArgs),
     /// Serve ComtradeBench over REST and MCP (streamable HTTP).
     Serve(crate::commands::serve::ServeArgs),
     /// Serve one episode over MCP on stdio, for clients that spawn servers.

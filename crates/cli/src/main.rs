@@ -1,9 +1,12 @@
 //! The `benchaudit` binary: wires the library crates together. Data goes to stdout, messages
 //! to stderr; exit codes: 0 ok, 1 a finding (e.g. a failed oracle check), 2 bad usage or input.
 
+mod args;
 mod cli;
 mod commands;
+mod ledger;
 mod output;
+mod select;
 
 use std::process::ExitCode;
 
@@ -29,6 +32,8 @@ fn main() -> ExitCode {
         Command::Tasks(args) => commands::tasks::run(&args),
         Command::Truth(args) => commands::truth::run(&args),
         Command::Score(args) => commands::score::run(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Report(args) => commands::report::run(&args),
         Command::Serve(args) => commands::serve::run(&args),
         Command::Mcp(args) => commands::mcp::run(&args),
     };

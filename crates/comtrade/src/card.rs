@@ -25,7 +25,12 @@ pub struct DriftMeasure {
 /// Measures T6's drift: one pass vs re-fetching cyclically until all records are held.
 pub fn measure_drift(seeds: std::ops::Range<u64>) -> Option<DriftMeasure> {
     let t = task("T6_page_drift")?;
-    let mut m = DriftMeasure { seeds: 0, single_pass_misses: 0, recovered_within_budget: 0, max_requests_needed: 0 };
+    let mut m = DriftMeasure {
+        seeds: 0,
+        single_pass_misses: 0,
+        recovered_within_budget: 0,
+        max_requests_needed: 0,
+    };
     for seed in seeds {
         m.seeds += 1;
         let mut ep = Episode::new(t, seed, EpisodeOptions::default());
@@ -34,7 +39,12 @@ pub fn measure_drift(seeds: std::ops::Range<u64>) -> Option<DriftMeasure> {
         let mut page = 0u32;
         while unique < t.total_rows {
             page = page % t.total_pages() + 1;
-            let Ok(resp) = ep.fetch_page(FetchPageArgs { page: i64::from(page), page_size: None }) else { break };
+            let Ok(resp) = ep.fetch_page(FetchPageArgs {
+                page: i64::from(page),
+                page_size: None,
+            }) else {
+                break;
+            };
             for row in resp.rows {
                 if let Row::Record(r) = row
                     && !std::mem::replace(&mut held[r.index as usize], true)
@@ -58,15 +68,24 @@ fn fault_text(f: &FaultFamily) -> String {
     match *f {
         FaultFamily::None => "none".into(),
         FaultFamily::Pagination => "pagination (no fault)".into(),
-        FaultFamily::Duplicates { duplicate_rate, cross_page_duplicate_rate } => {
+        FaultFamily::Duplicates {
+            duplicate_rate,
+            cross_page_duplicate_rate,
+        } => {
             format!("duplicates: rate {duplicate_rate}, cross-page {cross_page_duplicate_rate}")
         }
         FaultFamily::RateLimit { faults } => format!("rate_limit: {faults} × 429"),
         FaultFamily::ServerError { faults } => format!("server_error: {faults} × 500"),
         FaultFamily::PageDrift => "page_drift".into(),
         FaultFamily::TotalsTrap => "totals_trap".into(),
-        FaultFamily::Mixed { rate_limit_faults, duplicate_rate, cross_page_duplicate_rate } => {
-            format!("mixed: {rate_limit_faults} × 429 + duplicates {duplicate_rate} / {cross_page_duplicate_rate}")
+        FaultFamily::Mixed {
+            rate_limit_faults,
+            duplicate_rate,
+            cross_page_duplicate_rate,
+        } => {
+            format!(
+                "mixed: {rate_limit_faults} × 429 + duplicates {duplicate_rate} / {cross_page_duplicate_rate}"
+            )
         }
         FaultFamily::Adaptive => "adaptive: stress engine, escalating arm".into(),
     }
@@ -76,7 +95,13 @@ fn mean_row_bytes(t: &'static TaskSpec) -> f64 {
     let g = Generator::new(t, 0);
     let total: usize = g
         .truth()
-        .map(|r| serde_json::to_string(&RowJson { task: t, row: &Row::Record(r) }).map_or(0, |s| s.len() + 1))
+        .map(|r| {
+            serde_json::to_string(&RowJson {
+                task: t,
+                row: &Row::Record(r),
+            })
+            .map_or(0, |s| s.len() + 1)
+        })
         .sum();
     total as f64 / f64::from(t.total_rows)
 }
@@ -91,7 +116,10 @@ pub fn generator_card() -> String {
          function of `(task_id, seed)` and the episode's options; ground truth is regenerated from the seed, never stored.\n"
     );
     let _ = writeln!(md, "## Tasks\n");
-    let _ = writeln!(md, "| task_id | page_size | max_requests | total_rows | pages | rate_limit_qps | paging_mode | query (reporter, partner, flow, hs, year) | fault family |");
+    let _ = writeln!(
+        md,
+        "| task_id | page_size | max_requests | total_rows | pages | rate_limit_qps | paging_mode | query (reporter, partner, flow, hs, year) | fault family |"
+    );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
     for t in tasks() {
         let q = &t.query;
@@ -104,7 +132,10 @@ pub fn generator_card() -> String {
             t.total_rows,
             t.total_pages(),
             t.rate_limit_qps,
-            serde_json::to_value(t.paging_mode).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            serde_json::to_value(t.paging_mode)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
             q.reporter,
             q.partner,
             q.flow,
@@ -122,20 +153,59 @@ pub fn generator_card() -> String {
          Ground truth G(task, seed) is exactly records 0..total_rows−1.\n"
     );
     let _ = writeln!(md, "## Determinism algorithm\n");
-    let _ = writeln!(md, "1. key = SHA-256 of the UTF-8 string `comtrade:{{task_id}}:{{seed}}` (seed in decimal), 32 bytes.");
-    let _ = writeln!(md, "2. A *stream* is ChaCha8 (20→8 rounds, the `rand_chacha` 0.9 `ChaCha8Rng`) seeded with the key, stream number set with `set_stream`, read from position 0 with `next_u64` (two little-endian 32-bit words, low word first).");
-    let _ = writeln!(md, "3. Record `i` reads stream 0 from 32-bit word position `8·i` (`set_word_pos`): `tradeValue = below(1_000_000)`, then `netWeight = below(50_000)`, then `qty = below(10_000)`. Any record is O(1); a range of records is one sequential read. (A rejection redraw in `below`, odds below 10⁻¹³ per draw, reads on into the next words.)");
-    let _ = writeln!(md, "4. `below(n)` is Lemire's multiply-and-reject: `m = x·n` (128-bit); if `low64(m) < n`, let `t = (2⁶⁴ − n) mod n` and redraw while `low64(m) < t`; return `high64(m)`.");
-    let _ = writeln!(md, "5. The r-th valid request (1-based; requests rejected for budget or arguments are not counted) reads stream `2³² + r`, in this order: the page-drift permutation (Fisher–Yates over 0..total_rows, from the last index down, `j = below(i+1)`), then own-page duplicates, then cross-page duplicates (for each copy: source = `below(len)`, position = `below(current_len + 1)`).");
-    let _ = writeln!(md, "6. The fault plan reads stream `2³³`: shuffle the candidate ordinals 1..=total_pages+k−1 and keep the first k, sorted.\n");
+    let _ = writeln!(
+        md,
+        "1. key = SHA-256 of the UTF-8 string `comtrade:{{task_id}}:{{seed}}` (seed in decimal), 32 bytes."
+    );
+    let _ = writeln!(
+        md,
+        "2. A *stream* is ChaCha8 (20→8 rounds, the `rand_chacha` 0.9 `ChaCha8Rng`) seeded with the key, stream number set with `set_stream`, read from position 0 with `next_u64` (two little-endian 32-bit words, low word first)."
+    );
+    let _ = writeln!(
+        md,
+        "3. Record `i` reads stream 0 from 32-bit word position `8·i` (`set_word_pos`): `tradeValue = below(1_000_000)`, then `netWeight = below(50_000)`, then `qty = below(10_000)`. Any record is O(1); a range of records is one sequential read. (A rejection redraw in `below`, odds below 10⁻¹³ per draw, reads on into the next words.)"
+    );
+    let _ = writeln!(
+        md,
+        "4. `below(n)` is Lemire's multiply-and-reject: `m = x·n` (128-bit); if `low64(m) < n`, let `t = (2⁶⁴ − n) mod n` and redraw while `low64(m) < t`; return `high64(m)`."
+    );
+    let _ = writeln!(
+        md,
+        "5. The r-th valid request (1-based; requests rejected for budget or arguments are not counted) reads stream `2³² + r`, in this order: the page-drift permutation (Fisher–Yates over 0..total_rows, from the last index down, `j = below(i+1)`), then own-page duplicates, then cross-page duplicates (for each copy: source = `below(len)`, position = `below(current_len + 1)`)."
+    );
+    let _ = writeln!(
+        md,
+        "6. The fault plan reads stream `2³³`: shuffle the candidate ordinals 1..=total_pages+k−1 and keep the first k, sorted.\n"
+    );
     let _ = writeln!(md, "## Fault families\n");
-    let _ = writeln!(md, "- **rate_limit / server_error**: the planned valid requests answer 429 / 500 with `retry: true` (429 adds `retry_after_s: 1`); repeating the call succeeds unless it is itself planned. Candidates 1..=total_pages+k−1 guarantee that an agent completing one pass meets exactly the k planned faults.");
-    let _ = writeln!(md, "- **duplicates**: each served page gets max(1, round(rate·len)) copies of its own rows and, after the first served page, max(1, round(cross_rate·len)) copies of rows of the previously served page, at seeded positions (Python rounding, half to even). Canonical rows are never removed or overwritten.");
-    let _ = writeln!(md, "- **page_drift**: every valid request slices its own seeded permutation of the full set.");
-    let _ = writeln!(md, "- **totals_trap**: every served page starts with one totals row: partner \"WLD\", hs and cmdCode \"TOTAL\", sums of the page's tradeValue/netWeight/qty, record_id `{{task_id}}-TOTAL-{{page:04}}`, `is_total: true`, `isTotal: true`.");
-    let _ = writeln!(md, "- **budget**: once max_requests (or the quota) is spent every fetch answers `{{status: 429, error: \"request budget exhausted\", retry: false}}` without data. Every call spends one unit, rejected ones included.");
-    let _ = writeln!(md, "- **arguments**: page < 1 or page_size outside 1..=1000 → 422; `retry: true` under the `legacy` interface (as released: the same envelope as a transient fault), `false` under `strict`.");
-    let _ = writeln!(md, "- **adaptive** (T9_adaptive_adversary): the stress engine's escalating arm on the clean substrate. Until the engine is wired in, T9 serves the clean substrate.\n");
+    let _ = writeln!(
+        md,
+        "- **rate_limit / server_error**: the planned valid requests answer 429 / 500 with `retry: true` (429 adds `retry_after_s: 1`); repeating the call succeeds unless it is itself planned. Candidates 1..=total_pages+k−1 guarantee that an agent completing one pass meets exactly the k planned faults."
+    );
+    let _ = writeln!(
+        md,
+        "- **duplicates**: each served page gets max(1, round(rate·len)) copies of its own rows and, after the first served page, max(1, round(cross_rate·len)) copies of rows of the previously served page, at seeded positions (Python rounding, half to even). Canonical rows are never removed or overwritten."
+    );
+    let _ = writeln!(
+        md,
+        "- **page_drift**: every valid request slices its own seeded permutation of the full set."
+    );
+    let _ = writeln!(
+        md,
+        "- **totals_trap**: every served page starts with one totals row: partner \"WLD\", hs and cmdCode \"TOTAL\", sums of the page's tradeValue/netWeight/qty, record_id `{{task_id}}-TOTAL-{{page:04}}`, `is_total: true`, `isTotal: true`."
+    );
+    let _ = writeln!(
+        md,
+        "- **budget**: once max_requests (or the quota) is spent every fetch answers `{{status: 429, error: \"request budget exhausted\", retry: false}}` without data. Every call spends one unit, rejected ones included."
+    );
+    let _ = writeln!(
+        md,
+        "- **arguments**: page < 1 or page_size outside 1..=1000 → 422; `retry: true` under the `legacy` interface (as released: the same envelope as a transient fault), `false` under `strict`."
+    );
+    let _ = writeln!(
+        md,
+        "- **adaptive** (T9_adaptive_adversary): the stress engine's escalating arm on the clean substrate. Until the engine is wired in, T9 serves the clean substrate.\n"
+    );
     let _ = writeln!(md, "## Measured properties\n");
     if let Some(d) = measure_drift(0..1000) {
         let _ = writeln!(
@@ -163,8 +233,17 @@ pub fn generator_card() -> String {
             mean_row_bytes(t7)
         );
     }
-    let _ = writeln!(md, "- `rate_limit_qps` is advisory, as released: the pure core has no clock; rate limiting is expressed as injected 429s.");
-    let _ = writeln!(md, "- `paging_mode` is descriptive, as released: pages are addressed from 1 in both modes and the task's page size is authoritative (the argument is echoed).");
-    let _ = writeln!(md, "- Generator- and template-level contamination remain possible: the algorithm is public by design.");
+    let _ = writeln!(
+        md,
+        "- `rate_limit_qps` is advisory, as released: the pure core has no clock; rate limiting is expressed as injected 429s."
+    );
+    let _ = writeln!(
+        md,
+        "- `paging_mode` is descriptive, as released: pages are addressed from 1 in both modes and the task's page size is authoritative (the argument is echoed)."
+    );
+    let _ = writeln!(
+        md,
+        "- Generator- and template-level contamination remain possible: the algorithm is public by design."
+    );
     md
 }

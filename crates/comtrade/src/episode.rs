@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::faults::{FaultPlan, inject};
 use crate::protocol::{
-    Constraints, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol, SubmitArgs,
-    TaskInfo, ToolError,
+    Constraints, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol,
+    SubmitArgs, TaskInfo, ToolError,
 };
 use crate::record::{Generator, Row, RowJson, Totals, record_id, totals_id};
 use crate::submission::Submission;
@@ -120,7 +120,9 @@ impl Episode {
 
     /// The request budget in force (task budget or quota override).
     pub fn max_requests(&self) -> u32 {
-        self.options.max_requests.unwrap_or(self.task().max_requests)
+        self.options
+            .max_requests
+            .unwrap_or(self.task().max_requests)
     }
 
     /// Requests left.
@@ -177,7 +179,9 @@ impl Episode {
         if let Some(size) = args.page_size
             && !(1..=MAX_PAGE_SIZE_ARG).contains(&size)
         {
-            return Err(self.argument_error(format!("page_size must be between 1 and {MAX_PAGE_SIZE_ARG}, got {size}")));
+            return Err(self.argument_error(format!(
+                "page_size must be between 1 and {MAX_PAGE_SIZE_ARG}, got {size}"
+            )));
         }
         self.counts.valid_requests += 1;
         let ordinal = self.counts.valid_requests;
@@ -185,7 +189,11 @@ impl Episode {
             self.counts.faults_served += 1;
             return Err(ToolError {
                 status,
-                error: if status == 429 { "rate limit exceeded".into() } else { "internal server error".into() },
+                error: if status == 429 {
+                    "rate limit exceeded".into()
+                } else {
+                    "internal server error".into()
+                },
                 retry: true,
                 retry_after_s: (status == 429).then_some(1),
             });
@@ -228,23 +236,39 @@ impl Episode {
     /// `chunked` protocol only: appends records before the final submission.
     pub fn append_results(&mut self, data_jsonl: &str) -> Result<usize, ToolError> {
         if self.submitted {
-            return Err(ToolError::fatal(409, "results already submitted for this episode"));
+            return Err(ToolError::fatal(
+                409,
+                "results already submitted for this episode",
+            ));
         }
         if self.options.submission != SubmissionProtocol::Chunked {
-            return Err(ToolError::fatal(400, "append_results is only available under the chunked submission protocol"));
+            return Err(ToolError::fatal(
+                400,
+                "append_results is only available under the chunked submission protocol",
+            ));
         }
         if self.chunks.len() + data_jsonl.len() > MAX_SUBMISSION_BYTES {
-            return Err(ToolError::fatal(413, format!("chunked submission exceeds {MAX_SUBMISSION_BYTES} bytes")));
+            return Err(ToolError::fatal(
+                413,
+                format!("chunked submission exceeds {MAX_SUBMISSION_BYTES} bytes"),
+            ));
         }
         push_lines(&mut self.chunks, data_jsonl);
-        Ok(self.chunks.split('\n').filter(|l| !l.trim().is_empty()).count())
+        Ok(self
+            .chunks
+            .split('\n')
+            .filter(|l| !l.trim().is_empty())
+            .count())
     }
 
     /// Tool 3: accepts the one submission of the episode and resolves it into the files the
     /// scorers read. Scoring itself lives in the `scoring` crate.
     pub fn submit_results(&mut self, args: SubmitArgs) -> Result<Submission, ToolError> {
         if self.submitted {
-            return Err(ToolError::fatal(409, "results already submitted for this episode"));
+            return Err(ToolError::fatal(
+                409,
+                "results already submitted for this episode",
+            ));
         }
         let data_jsonl = match self.options.submission {
             SubmissionProtocol::Full => args.data_jsonl,
@@ -257,13 +281,21 @@ impl Episode {
             }
             SubmissionProtocol::Ids => {
                 let Some(ids) = args.record_ids else {
-                    return Err(ToolError::fatal(422, "the ids protocol expects `record_ids`, a list of record ids"));
+                    return Err(ToolError::fatal(
+                        422,
+                        "the ids protocol expects `record_ids`, a list of record ids",
+                    ));
                 };
                 Some(self.resolve_ids(&ids))
             }
         };
         self.submitted = true;
-        Ok(Submission { data_jsonl, metadata_json: args.metadata_json, run_log: args.run_log, undecodable: Vec::new() })
+        Ok(Submission {
+            data_jsonl,
+            metadata_json: args.metadata_json,
+            run_log: args.run_log,
+            undecodable: Vec::new(),
+        })
     }
 
     /// Resolves ids against rows served to this episode: a served id becomes its row as served,
@@ -274,7 +306,11 @@ impl Episode {
         for id in ids {
             let row = match self.generator.index_of(id) {
                 Some(i) if self.was_served(i) => self.generator.record(i).map(Row::Record),
-                _ => self.served_totals.iter().find(|t| totals_id(task, t.page) == *id).map(|t| Row::Totals(*t)),
+                _ => self
+                    .served_totals
+                    .iter()
+                    .find(|t| totals_id(task, t.page) == *id)
+                    .map(|t| Row::Totals(*t)),
             };
             let line = match row {
                 Some(row) => serde_json::to_string(&RowJson { task, row: &row }),
@@ -320,7 +356,10 @@ mod tests {
     use crate::task::task;
 
     fn fetch(ep: &mut Episode, page: i64) -> Result<PageResponse, ToolError> {
-        ep.fetch_page(FetchPageArgs { page, page_size: None })
+        ep.fetch_page(FetchPageArgs {
+            page,
+            page_size: None,
+        })
     }
 
     #[test]
@@ -331,7 +370,10 @@ mod tests {
             let _ = fetch(&mut ep, 0);
         }
         let err = fetch(&mut ep, 1).expect_err("budget spent");
-        assert_eq!((err.status, err.retry, err.error.as_str()), (429, false, "request budget exhausted"));
+        assert_eq!(
+            (err.status, err.retry, err.error.as_str()),
+            (429, false, "request budget exhausted")
+        );
         assert_eq!(ep.counts().budget_exhausted, 1);
         assert_eq!(ep.requests_remaining(), 0);
     }

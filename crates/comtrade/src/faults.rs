@@ -26,7 +26,10 @@ impl FaultPlan {
     /// Draws the plan of a (task, key).
     pub fn new(task: &TaskSpec, key: &[u8; 32]) -> Self {
         let Some((k, status)) = task.fault.planned_faults() else {
-            return FaultPlan { ordinals: Vec::new(), status: 0 };
+            return FaultPlan {
+                ordinals: Vec::new(),
+                status: 0,
+            };
         };
         let mut candidates: Vec<u32> = (1..=task.total_pages() + k - 1).collect();
         let mut s = Stream::new(key, FAULT_PLAN_STREAM);
@@ -56,7 +59,11 @@ pub struct ServedPage {
 /// Python's `round` on a non-negative product (half to even), as the released service did.
 fn round_half_even(x: f64) -> u32 {
     let r = x.round_ties_even();
-    if r.is_finite() && r >= 0.0 { r as u32 } else { 0 }
+    if r.is_finite() && r >= 0.0 {
+        r as u32
+    } else {
+        0
+    }
 }
 
 fn slice(task: &TaskSpec, page: u32) -> std::ops::Range<u32> {
@@ -73,7 +80,12 @@ pub fn page_records(generator: &Generator, page: u32) -> Vec<Record> {
 
 /// Serves `page` as the `ordinal`-th valid request; `prev_page` is the last page that served
 /// rows (the source of cross-page duplicates).
-pub fn inject(generator: &Generator, page: u32, ordinal: u32, prev_page: Option<u32>) -> ServedPage {
+pub fn inject(
+    generator: &Generator,
+    page: u32,
+    ordinal: u32,
+    prev_page: Option<u32>,
+) -> ServedPage {
     let task = generator.task();
     let mut s = Stream::new(generator.key(), REQUEST_STREAM_BASE + u64::from(ordinal));
     let range = slice(task, page);
@@ -81,7 +93,10 @@ pub fn inject(generator: &Generator, page: u32, ordinal: u32, prev_page: Option<
         FaultFamily::PageDrift => {
             let mut order: Vec<u32> = (0..task.total_rows).collect();
             s.shuffle(&mut order);
-            order[range.start as usize..range.end as usize].iter().filter_map(|&i| generator.record(i)).collect()
+            order[range.start as usize..range.end as usize]
+                .iter()
+                .filter_map(|&i| generator.record(i))
+                .collect()
         }
         _ => generator.records(range).collect(),
     };
@@ -116,7 +131,11 @@ pub fn inject(generator: &Generator, page: u32, ordinal: u32, prev_page: Option<
             totals += 1;
         }
     }
-    ServedPage { rows, duplicates, totals }
+    ServedPage {
+        rows,
+        duplicates,
+        totals,
+    }
 }
 
 #[cfg(test)]
@@ -134,14 +153,22 @@ mod tests {
 
     #[test]
     fn plans_fall_in_the_guaranteed_range() {
-        for id in ["T4_rate_limit_429", "T5_server_error_500", "T8_mixed_faults"] {
+        for id in [
+            "T4_rate_limit_429",
+            "T5_server_error_500",
+            "T8_mixed_faults",
+        ] {
             let t = task(id).expect("registry");
             let (k, _) = t.fault.planned_faults().expect("planned");
             for seed in 0..200 {
                 let plan = FaultPlan::new(t, &crate::rng::task_key(id, seed));
                 assert_eq!(plan.ordinals.len(), k as usize);
                 assert!(plan.ordinals.windows(2).all(|w| w[0] < w[1]));
-                assert!(plan.ordinals.iter().all(|&o| o >= 1 && o < t.total_pages() + k));
+                assert!(
+                    plan.ordinals
+                        .iter()
+                        .all(|&o| o >= 1 && o < t.total_pages() + k)
+                );
             }
         }
     }

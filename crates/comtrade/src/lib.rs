@@ -27,8 +27,8 @@ pub mod task;
 pub use episode::{Episode, EpisodeCounts};
 pub use faults::FaultPlan;
 pub use protocol::{
-    ArgumentError, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol, SubmitArgs,
-    TaskInfo, ToolError,
+    ArgumentError, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse,
+    SubmissionProtocol, SubmitArgs, TaskInfo, ToolError,
 };
 pub use record::{Generator, Record, Row, RowJson, Totals};
 pub use submission::Submission;

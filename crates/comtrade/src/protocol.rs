@@ -61,7 +61,12 @@ pub struct ToolError {
 impl ToolError {
     /// A non-retryable error with a status.
     pub fn fatal(status: u16, error: impl Into<String>) -> Self {
-        ToolError { status, error: error.into(), retry: false, retry_after_s: None }
+        ToolError {
+            status,
+            error: error.into(),
+            retry: false,
+            retry_after_s: None,
+        }
     }
 
     /// The envelope as a JSON object.
@@ -96,7 +101,9 @@ pub struct ArgumentError(pub String);
 fn as_integer(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64().or_else(|| {
-            n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64)
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
         }),
         // Lenient like the released FastAPI service: "2" is page 2.
         Value::String(s) => s.trim().parse().ok(),
@@ -107,8 +114,13 @@ fn as_integer(v: &Value) -> Option<i64> {
 fn object(args: &Value) -> Result<&Map<String, Value>, ArgumentError> {
     match args {
         Value::Object(m) => Ok(m),
-        Value::Null => Err(ArgumentError("expected an object of arguments, got null".into())),
-        other => Err(ArgumentError(format!("expected an object of arguments, got {}", type_name(other)))),
+        Value::Null => Err(ArgumentError(
+            "expected an object of arguments, got null".into(),
+        )),
+        other => Err(ArgumentError(format!(
+            "expected an object of arguments, got {}",
+            type_name(other)
+        ))),
     }
 }
 
@@ -125,7 +137,10 @@ fn type_name(v: &Value) -> &'static str {
 
 fn reject_unknown(m: &Map<String, Value>, known: &[&str]) -> Result<(), ArgumentError> {
     match m.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(k) => Err(ArgumentError(format!("unknown argument `{k}` (expected {})", known.join(", ")))),
+        Some(k) => Err(ArgumentError(format!(
+            "unknown argument `{k}` (expected {})",
+            known.join(", ")
+        ))),
         None => Ok(()),
     }
 }
@@ -137,13 +152,18 @@ impl FetchPageArgs {
         reject_unknown(m, &["page", "page_size"])?;
         let page = match m.get("page") {
             None => return Err(ArgumentError("missing argument `page`".into())),
-            Some(v) => as_integer(v).ok_or_else(|| ArgumentError(format!("`page` must be an integer, got {}", type_name(v))))?,
+            Some(v) => as_integer(v).ok_or_else(|| {
+                ArgumentError(format!("`page` must be an integer, got {}", type_name(v)))
+            })?,
         };
         let page_size = match m.get("page_size") {
             None | Some(Value::Null) => None,
-            Some(v) => Some(
-                as_integer(v).ok_or_else(|| ArgumentError(format!("`page_size` must be an integer, got {}", type_name(v))))?,
-            ),
+            Some(v) => Some(as_integer(v).ok_or_else(|| {
+                ArgumentError(format!(
+                    "`page_size` must be an integer, got {}",
+                    type_name(v)
+                ))
+            })?),
         };
         Ok(FetchPageArgs { page, page_size })
     }
@@ -167,8 +187,13 @@ fn opt_text(m: &Map<String, Value>, key: &str) -> Result<Option<String>, Argumen
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         // Agents often pass the metadata object itself: keep its JSON text.
-        Some(v @ (Value::Object(_) | Value::Array(_))) if key == "metadata_json" => Ok(Some(v.to_string())),
-        Some(v) => Err(ArgumentError(format!("`{key}` must be a string, got {}", type_name(v)))),
+        Some(v @ (Value::Object(_) | Value::Array(_))) if key == "metadata_json" => {
+            Ok(Some(v.to_string()))
+        }
+        Some(v) => Err(ArgumentError(format!(
+            "`{key}` must be a string, got {}",
+            type_name(v)
+        ))),
     }
 }
 
@@ -177,7 +202,17 @@ impl SubmitArgs {
     /// aliases (the paper writes `submit_results(data, metadata, run_log)`).
     pub fn from_json(args: &Value) -> Result<Self, ArgumentError> {
         let m = object(args)?;
-        reject_unknown(m, &["data_jsonl", "data", "record_ids", "metadata_json", "metadata", "run_log"])?;
+        reject_unknown(
+            m,
+            &[
+                "data_jsonl",
+                "data",
+                "record_ids",
+                "metadata_json",
+                "metadata",
+                "run_log",
+            ],
+        )?;
         let alias = |a: &str, b: &str| -> Result<Option<String>, ArgumentError> {
             Ok(opt_text(m, a)?.or(opt_text(m, b)?))
         };
@@ -196,13 +231,26 @@ impl SubmitArgs {
                     .iter()
                     .map(|v| match v {
                         Value::String(s) => Ok(s.clone()),
-                        other => Err(ArgumentError(format!("`record_ids` must hold strings, found {}", type_name(other)))),
+                        other => Err(ArgumentError(format!(
+                            "`record_ids` must hold strings, found {}",
+                            type_name(other)
+                        ))),
                     })
                     .collect::<Result<Vec<_>, _>>()?,
             ),
-            Some(v) => return Err(ArgumentError(format!("`record_ids` must be an array, got {}", type_name(v)))),
+            Some(v) => {
+                return Err(ArgumentError(format!(
+                    "`record_ids` must be an array, got {}",
+                    type_name(v)
+                )));
+            }
         };
-        Ok(SubmitArgs { data_jsonl: alias("data_jsonl", "data")?, record_ids, metadata_json: metadata, run_log: opt_text(m, "run_log")? })
+        Ok(SubmitArgs {
+            data_jsonl: alias("data_jsonl", "data")?,
+            record_ids,
+            metadata_json: metadata,
+            run_log: opt_text(m, "run_log")?,
+        })
     }
 }
 
@@ -228,8 +276,11 @@ pub struct PageResponse {
 impl PageResponse {
     /// The answer as the released JSON object.
     pub fn to_json(&self, task: &TaskSpec) -> Value {
-        let rows: Vec<Value> =
-            self.rows.iter().map(|row| serde_json::to_value(RowJson { task, row }).unwrap_or(Value::Null)).collect();
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|row| serde_json::to_value(RowJson { task, row }).unwrap_or(Value::Null))
+            .collect();
         serde_json::json!({
             "rows": rows,
             "page": self.page,
@@ -283,8 +334,18 @@ mod tests {
 
     #[test]
     fn fetch_args_are_lenient_on_numbers_and_strict_on_shape() {
-        assert_eq!(FetchPageArgs::from_json(&json!({"page": 2})), Ok(FetchPageArgs { page: 2, page_size: None }));
-        assert_eq!(FetchPageArgs::from_json(&json!({"page": "3", "page_size": 10.0})).map(|a| (a.page, a.page_size)), Ok((3, Some(10))));
+        assert_eq!(
+            FetchPageArgs::from_json(&json!({"page": 2})),
+            Ok(FetchPageArgs {
+                page: 2,
+                page_size: None
+            })
+        );
+        assert_eq!(
+            FetchPageArgs::from_json(&json!({"page": "3", "page_size": 10.0}))
+                .map(|a| (a.page, a.page_size)),
+            Ok((3, Some(10)))
+        );
         assert!(FetchPageArgs::from_json(&json!({"page": 1.5})).is_err());
         assert!(FetchPageArgs::from_json(&json!({"page": [1]})).is_err());
         assert!(FetchPageArgs::from_json(&json!({})).is_err());
@@ -294,7 +355,10 @@ mod tests {
 
     #[test]
     fn submit_args_accept_aliases_and_metadata_objects() {
-        let a = SubmitArgs::from_json(&json!({"data": "x\n", "metadata": {"row_count": 1}, "run_log": "ok"})).expect("args");
+        let a = SubmitArgs::from_json(
+            &json!({"data": "x\n", "metadata": {"row_count": 1}, "run_log": "ok"}),
+        )
+        .expect("args");
         assert_eq!(a.data_jsonl.as_deref(), Some("x\n"));
         assert_eq!(a.metadata_json.as_deref(), Some(r#"{"row_count":1}"#));
         assert!(SubmitArgs::from_json(&json!({"record_ids": [1]})).is_err());

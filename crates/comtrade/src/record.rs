@@ -34,7 +34,10 @@ pub struct Generator {
 impl Generator {
     /// The generator of `(task, seed)`.
     pub fn new(task: &'static TaskSpec, seed: u64) -> Self {
-        Generator { task, key: task_key(task.task_id, seed) }
+        Generator {
+            task,
+            key: task_key(task.task_id, seed),
+        }
     }
 
     /// The task this generator serves.
@@ -61,7 +64,12 @@ impl Generator {
             let trade_value = s.below(1_000_000);
             let net_weight = s.below(50_000);
             let qty = s.below(10_000);
-            Record { index, trade_value, net_weight, qty }
+            Record {
+                index,
+                trade_value,
+                net_weight,
+                qty,
+            }
         })
     }
 
@@ -113,12 +121,18 @@ pub struct Totals {
 impl Totals {
     /// Sums the records of a page.
     pub fn of(page: u32, records: impl IntoIterator<Item = Record>) -> Self {
-        records.into_iter().fold(Totals { page, ..Totals::default() }, |mut t, r| {
-            t.trade_value += r.trade_value;
-            t.net_weight += r.net_weight;
-            t.qty += r.qty;
-            t
-        })
+        records.into_iter().fold(
+            Totals {
+                page,
+                ..Totals::default()
+            },
+            |mut t, r| {
+                t.trade_value += r.trade_value;
+                t.net_weight += r.net_weight;
+                t.qty += r.qty;
+                t
+            },
+        )
     }
 }
 
@@ -211,7 +225,14 @@ mod tests {
         let t = task("T3_duplicates").expect("registry");
         assert_eq!(record_id(t, 7), "T3_duplicates-000007");
         assert_eq!(parse_record_id(t, "T3_duplicates-000007"), Some(7));
-        for bad in ["T3_duplicates-7", "T3_duplicates-000025", "T3_duplicates-00000x", "FAB-000001", "T3_duplicates-+00001", "T3_duplicates-TOTAL-0001"] {
+        for bad in [
+            "T3_duplicates-7",
+            "T3_duplicates-000025",
+            "T3_duplicates-00000x",
+            "FAB-000001",
+            "T3_duplicates-+00001",
+            "T3_duplicates-TOTAL-0001",
+        ] {
             assert_eq!(parse_record_id(t, bad), None, "{bad}");
         }
     }
@@ -219,7 +240,12 @@ mod tests {
     #[test]
     fn totals_row_has_released_shape() {
         let t = task("T7_totals_trap").expect("registry");
-        let row = Row::Totals(Totals { page: 2, trade_value: 10, net_weight: 20, qty: 30 });
+        let row = Row::Totals(Totals {
+            page: 2,
+            trade_value: 10,
+            net_weight: 20,
+            qty: 30,
+        });
         let json = serde_json::to_string(&RowJson { task: t, row: &row }).expect("json");
         assert_eq!(
             json,

@@ -109,6 +109,9 @@ mod tests {
         let key = task_key("T3_duplicates", 1);
         let a: Vec<u64> = (0..4).map(|_| Stream::new(&key, 5).next_u64()).collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
-        assert_ne!(Stream::new(&key, 5).next_u64(), Stream::new(&key, 6).next_u64());
+        assert_ne!(
+            Stream::new(&key, 5).next_u64(),
+            Stream::new(&key, 6).next_u64()
+        );
     }
 }

@@ -17,7 +17,11 @@ pub struct Submission {
 
 impl Submission {
     /// A submission whose three files are all present.
-    pub fn new(data_jsonl: impl Into<String>, metadata_json: impl Into<String>, run_log: impl Into<String>) -> Self {
+    pub fn new(
+        data_jsonl: impl Into<String>,
+        metadata_json: impl Into<String>,
+        run_log: impl Into<String>,
+    ) -> Self {
         Submission {
             data_jsonl: Some(data_jsonl.into()),
             metadata_json: Some(metadata_json.into()),
@@ -28,7 +32,11 @@ impl Submission {
 
     /// Builds a submission from raw file bytes. run.log is decoded dropping invalid UTF-8, as the
     /// released scorer did; the other two must be UTF-8 or are recorded as undecodable.
-    pub fn from_bytes(data: Option<Vec<u8>>, metadata: Option<Vec<u8>>, log: Option<Vec<u8>>) -> Self {
+    pub fn from_bytes(
+        data: Option<Vec<u8>>,
+        metadata: Option<Vec<u8>>,
+        log: Option<Vec<u8>>,
+    ) -> Self {
         let mut undecodable = Vec::new();
         let mut strict = |name: &'static str, bytes: Option<Vec<u8>>| {
             bytes.map(|b| {
@@ -41,12 +49,22 @@ impl Submission {
         let data_jsonl = strict("data.jsonl", data);
         let metadata_json = strict("metadata.json", metadata);
         let run_log = log.map(|b| b.utf8_chunks().map(|c| c.valid()).collect::<String>());
-        Submission { data_jsonl, metadata_json, run_log, undecodable }
+        Submission {
+            data_jsonl,
+            metadata_json,
+            run_log,
+            undecodable,
+        }
     }
 
     /// The non-empty (after trimming) lines of data.jsonl: what both scorers count as records.
     pub fn data_lines(&self) -> impl Iterator<Item = &str> {
-        self.data_jsonl.as_deref().unwrap_or("").split('\n').map(str::trim).filter(|l| !l.is_empty())
+        self.data_jsonl
+            .as_deref()
+            .unwrap_or("")
+            .split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
     }
 }
 
@@ -56,7 +74,11 @@ mod tests {
 
     #[test]
     fn log_drops_invalid_bytes_and_data_records_them() {
-        let s = Submission::from_bytes(Some(vec![b'{', 0xff, b'}']), None, Some(vec![b'o', 0xfe, b'k']));
+        let s = Submission::from_bytes(
+            Some(vec![b'{', 0xff, b'}']),
+            None,
+            Some(vec![b'o', 0xfe, b'k']),
+        );
         assert_eq!(s.run_log.as_deref(), Some("ok"));
         assert_eq!(s.undecodable, vec!["data.jsonl"]);
         assert_eq!(s.metadata_json, None);

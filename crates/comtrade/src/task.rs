@@ -90,10 +90,15 @@ impl FaultFamily {
     /// Duplicate rates `(own, cross_page)` when the family injects duplicates.
     pub fn duplicate_rates(&self) -> Option<(f64, f64)> {
         match *self {
-            FaultFamily::Duplicates { duplicate_rate, cross_page_duplicate_rate }
-            | FaultFamily::Mixed { duplicate_rate, cross_page_duplicate_rate, .. } => {
-                Some((duplicate_rate, cross_page_duplicate_rate))
+            FaultFamily::Duplicates {
+                duplicate_rate,
+                cross_page_duplicate_rate,
             }
+            | FaultFamily::Mixed {
+                duplicate_rate,
+                cross_page_duplicate_rate,
+                ..
+            } => Some((duplicate_rate, cross_page_duplicate_rate)),
             _ => None,
         }
     }
@@ -103,7 +108,9 @@ impl FaultFamily {
         match *self {
             FaultFamily::RateLimit { faults } => Some((faults, 429)),
             FaultFamily::ServerError { faults } => Some((faults, 500)),
-            FaultFamily::Mixed { rate_limit_faults, .. } => Some((rate_limit_faults, 429)),
+            FaultFamily::Mixed {
+                rate_limit_faults, ..
+            } => Some((rate_limit_faults, 429)),
             _ => None,
         }
     }
@@ -139,8 +146,20 @@ impl TaskSpec {
     }
 }
 
-const fn q(reporter: &'static str, partner: &'static str, flow: &'static str, hs: &'static str, year: i64) -> Query {
-    Query { reporter, partner, flow, hs, year }
+const fn q(
+    reporter: &'static str,
+    partner: &'static str,
+    flow: &'static str,
+    hs: &'static str,
+    year: i64,
+) -> Query {
+    Query {
+        reporter,
+        partner,
+        flow,
+        hs,
+        year,
+    }
 }
 
 static TASKS: [TaskSpec; 11] = [
@@ -175,7 +194,10 @@ static TASKS: [TaskSpec; 11] = [
         rate_limit_qps: 5,
         paging_mode: PagingMode::Offset,
         query: q("392", "410", "M", "87", 2020),
-        fault: FaultFamily::Duplicates { duplicate_rate: 0.08, cross_page_duplicate_rate: 0.03 },
+        fault: FaultFamily::Duplicates {
+            duplicate_rate: 0.08,
+            cross_page_duplicate_rate: 0.03,
+        },
     },
     TaskSpec {
         task_id: "T4_rate_limit_429",
@@ -230,7 +252,11 @@ static TASKS: [TaskSpec; 11] = [
         rate_limit_qps: 2,
         paging_mode: PagingMode::Page,
         query: q("484", "528", "M", "72", 2016),
-        fault: FaultFamily::Mixed { rate_limit_faults: 2, duplicate_rate: 0.10, cross_page_duplicate_rate: 0.05 },
+        fault: FaultFamily::Mixed {
+            rate_limit_faults: 2,
+            duplicate_rate: 0.10,
+            cross_page_duplicate_rate: 0.05,
+        },
     },
     TaskSpec {
         task_id: "T9_adaptive_adversary",
@@ -252,7 +278,10 @@ static TASKS: [TaskSpec; 11] = [
         rate_limit_qps: 5,
         paging_mode: PagingMode::Page,
         query: q("392", "410", "M", "90", 2021),
-        fault: FaultFamily::Duplicates { duplicate_rate: 0.05, cross_page_duplicate_rate: 0.02 },
+        fault: FaultFamily::Duplicates {
+            duplicate_rate: 0.05,
+            cross_page_duplicate_rate: 0.02,
+        },
     },
     TaskSpec {
         task_id: "T9_clean_ab",

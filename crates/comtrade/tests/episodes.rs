@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use benchaudit_comtrade::{
-    Episode, EpisodeOptions, FetchPageArgs, Generator, InterfaceProfile, PageResponse, Record, Row, SubmissionProtocol,
-    SubmitArgs, ToolError, task,
+    Episode, EpisodeOptions, FetchPageArgs, Generator, InterfaceProfile, PageResponse, Record, Row,
+    SubmissionProtocol, SubmitArgs, ToolError, task,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -15,11 +15,22 @@ fn ep(id: &str, seed: u64) -> Episode {
 }
 
 fn fetch(e: &mut Episode, page: i64) -> Result<PageResponse, ToolError> {
-    e.fetch_page(FetchPageArgs { page, page_size: None })
+    e.fetch_page(FetchPageArgs {
+        page,
+        page_size: None,
+    })
 }
 
 fn indices(rows: &[Row]) -> Vec<u32> {
-    rows.iter().filter_map(|r| if let Row::Record(x) = r { Some(x.index) } else { None }).collect()
+    rows.iter()
+        .filter_map(|r| {
+            if let Row::Record(x) = r {
+                Some(x.index)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -37,12 +48,29 @@ fn golden_records() {
     for (id, seed, i, [tv, nw, q]) in cases {
         let g = Generator::new(task(id).unwrap(), seed);
         let r = g.record(i).unwrap();
-        assert_eq!(g.truth().nth(i as usize), Some(r), "random access equals the sequential pass");
-        assert_eq!(r, Record { index: i, trade_value: tv, net_weight: nw, qty: q }, "{id} seed {seed} record {i}");
+        assert_eq!(
+            g.truth().nth(i as usize),
+            Some(r),
+            "random access equals the sequential pass"
+        );
+        assert_eq!(
+            r,
+            Record {
+                index: i,
+                trade_value: tv,
+                net_weight: nw,
+                qty: q
+            },
+            "{id} seed {seed} record {i}"
+        );
     }
     let line = serde_json::to_string(&benchaudit_comtrade::RowJson {
         task: task("T2_multi_page").unwrap(),
-        row: &Row::Record(Generator::new(task("T2_multi_page").unwrap(), 0).record(0).unwrap()),
+        row: &Row::Record(
+            Generator::new(task("T2_multi_page").unwrap(), 0)
+                .record(0)
+                .unwrap(),
+        ),
     })
     .unwrap();
     assert_eq!(
@@ -53,19 +81,31 @@ fn golden_records() {
 
 #[test]
 fn golden_injections() {
-    let plans: [(&str, u64, &[u32], u16); 3] =
-        [("T4_rate_limit_429", 0, &[3], 429), ("T5_server_error_500", 1, &[1], 500), ("T8_mixed_faults", 2, &[1, 4], 429)];
+    let plans: [(&str, u64, &[u32], u16); 3] = [
+        ("T4_rate_limit_429", 0, &[3], 429),
+        ("T5_server_error_500", 1, &[1], 500),
+        ("T8_mixed_faults", 2, &[1, 4], 429),
+    ];
     for (id, seed, ordinals, status) in plans {
         let e = ep(id, seed);
-        assert_eq!((e.fault_plan().ordinals.as_slice(), e.fault_plan().status), (ordinals, status), "{id}");
+        assert_eq!(
+            (e.fault_plan().ordinals.as_slice(), e.fault_plan().status),
+            (ordinals, status),
+            "{id}"
+        );
     }
     let mut e = ep("T3_duplicates", 0);
-    let pages: Vec<Vec<u32>> = (1..=3).map(|p| indices(&fetch(&mut e, p).unwrap().rows)).collect();
+    let pages: Vec<Vec<u32>> = (1..=3)
+        .map(|p| indices(&fetch(&mut e, p).unwrap().rows))
+        .collect();
     assert_eq!(pages[0], [4, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert_eq!(pages[1], [10, 11, 12, 13, 14, 15, 16, 17, 18, 18, 19, 8]);
     assert_eq!(pages[2], [20, 20, 21, 22, 23, 19, 24]);
     let mut e = ep("T6_page_drift", 0);
-    assert_eq!(indices(&fetch(&mut e, 1).unwrap().rows), [16, 20, 0, 18, 30, 29, 1, 12, 25, 11, 4, 15]);
+    assert_eq!(
+        indices(&fetch(&mut e, 1).unwrap().rows),
+        [16, 20, 0, 18, 30, 29, 1, 12, 25, 11, 4, 15]
+    );
 }
 
 fn transcript(id: &str, seed: u64) -> String {
@@ -85,8 +125,18 @@ fn transcript(id: &str, seed: u64) -> String {
 #[test]
 fn same_task_and_seed_give_byte_identical_pages_and_another_seed_differs() {
     for t in benchaudit_comtrade::tasks() {
-        assert_eq!(transcript(t.task_id, 11), transcript(t.task_id, 11), "{}", t.task_id);
-        assert_ne!(transcript(t.task_id, 11), transcript(t.task_id, 12), "{}", t.task_id);
+        assert_eq!(
+            transcript(t.task_id, 11),
+            transcript(t.task_id, 11),
+            "{}",
+            t.task_id
+        );
+        assert_ne!(
+            transcript(t.task_id, 11),
+            transcript(t.task_id, 12),
+            "{}",
+            t.task_id
+        );
     }
 }
 
@@ -99,16 +149,28 @@ fn t3_serves_duplicates_on_every_page_and_never_drops_canonical_rows() {
         for p in 1..=3 {
             let rows = indices(&fetch(&mut e, p).unwrap().rows);
             let unique: BTreeSet<u32> = rows.iter().copied().collect();
-            assert!(rows.len() > unique.len(), "seed {seed} page {p}: own duplicates on every page");
+            assert!(
+                rows.len() > unique.len(),
+                "seed {seed} page {p}: own duplicates on every page"
+            );
             let start = (p as u32 - 1) * t.page_size;
             for i in start..(start + t.page_size).min(t.total_rows) {
-                assert!(unique.contains(&i), "seed {seed} page {p} lost canonical row {i}");
+                assert!(
+                    unique.contains(&i),
+                    "seed {seed} page {p} lost canonical row {i}"
+                );
             }
-            assert!(rows.len() as u32 > (start + t.page_size).min(t.total_rows) - start, "seed {seed} page {p}: extra rows");
+            assert!(
+                rows.len() as u32 > (start + t.page_size).min(t.total_rows) - start,
+                "seed {seed} page {p}: extra rows"
+            );
             held.extend(unique);
         }
         assert_eq!(held.len(), 25);
-        assert!(e.counts().duplicates_served >= 5, "each page gets own copies, later pages cross-page copies too");
+        assert!(
+            e.counts().duplicates_served >= 5,
+            "each page gets own copies, later pages cross-page copies too"
+        );
     }
 }
 
@@ -136,7 +198,11 @@ fn retrying_pass(e: &mut Episode) -> (Vec<u16>, BTreeSet<u32>) {
 
 #[test]
 fn t4_t5_t8_serve_exactly_the_planned_faults_and_a_retry_succeeds() {
-    for (id, status, k) in [("T4_rate_limit_429", 429, 1), ("T5_server_error_500", 500, 1), ("T8_mixed_faults", 429, 2)] {
+    for (id, status, k) in [
+        ("T4_rate_limit_429", 429, 1),
+        ("T5_server_error_500", 500, 1),
+        ("T8_mixed_faults", 429, 2),
+    ] {
         for seed in 0..100 {
             let mut e = ep(id, seed);
             let plan = e.fault_plan().clone();
@@ -153,7 +219,10 @@ fn t4_t5_t8_serve_exactly_the_planned_faults_and_a_retry_succeeds() {
         fetch(&mut e, 2).unwrap();
         fetch(&mut e, 3).unwrap_err()
     };
-    assert_eq!((err.status, err.retry, err.retry_after_s), (429, true, Some(1)));
+    assert_eq!(
+        (err.status, err.retry, err.retry_after_s),
+        (429, true, Some(1))
+    );
 }
 
 #[test]
@@ -174,9 +243,15 @@ fn t6_single_pass_misses_records_on_most_seeds_and_refetching_recovers_all() {
             p = p % 3 + 1;
             held.extend(indices(&fetch(&mut e, p).unwrap().rows));
         }
-        assert!(e.counts().requests <= t.max_requests, "seed {seed} recovered within budget");
+        assert!(
+            e.counts().requests <= t.max_requests,
+            "seed {seed} recovered within budget"
+        );
     }
-    assert!(misses > 90, "a single pass misses records on most seeds ({misses}/100)");
+    assert!(
+        misses > 90,
+        "a single pass misses records on most seeds ({misses}/100)"
+    );
 }
 
 #[test]
@@ -186,11 +261,28 @@ fn t7_one_totals_row_per_page_whose_sums_match_its_page() {
     for p in 1..=3 {
         let json = fetch(&mut e, p).unwrap().to_json(t);
         let rows = json["rows"].as_array().unwrap();
-        let totals: Vec<_> = rows.iter().filter(|r| r["is_total"] == json!(true)).collect();
+        let totals: Vec<_> = rows
+            .iter()
+            .filter(|r| r["is_total"] == json!(true))
+            .collect();
         assert_eq!(totals.len(), 1);
-        assert_eq!(rows[0]["isTotal"], json!(true), "the totals row opens the page");
-        assert_eq!((rows[0]["partner"].as_str(), rows[0]["hs"].as_str(), rows[0]["cmdCode"].as_str()), (Some("WLD"), Some("TOTAL"), Some("TOTAL")));
-        assert_eq!(rows[0]["record_id"], json!(format!("T7_totals_trap-TOTAL-{p:04}")));
+        assert_eq!(
+            rows[0]["isTotal"],
+            json!(true),
+            "the totals row opens the page"
+        );
+        assert_eq!(
+            (
+                rows[0]["partner"].as_str(),
+                rows[0]["hs"].as_str(),
+                rows[0]["cmdCode"].as_str()
+            ),
+            (Some("WLD"), Some("TOTAL"), Some("TOTAL"))
+        );
+        assert_eq!(
+            rows[0]["record_id"],
+            json!(format!("T7_totals_trap-TOTAL-{p:04}"))
+        );
         for field in ["tradeValue", "netWeight", "qty"] {
             let sum: u64 = rows[1..].iter().map(|r| r[field].as_u64().unwrap()).sum();
             assert_eq!(rows[0][field].as_u64(), Some(sum), "page {p} {field}");
@@ -217,20 +309,45 @@ fn budget_exhaustion_answers_429_without_retry_or_data() {
     }
     for _ in 0..3 {
         let err = fetch(&mut e, 2).unwrap_err();
-        assert_eq!((err.status, err.retry, err.error.as_str()), (429, false, "request budget exhausted"));
+        assert_eq!(
+            (err.status, err.retry, err.error.as_str()),
+            (429, false, "request budget exhausted")
+        );
     }
     assert_eq!(e.get_task_info().requests_remaining, 0);
-    let quota = Episode::new(t, 0, EpisodeOptions { max_requests: Some(2), ..EpisodeOptions::default() });
+    let quota = Episode::new(
+        t,
+        0,
+        EpisodeOptions {
+            max_requests: Some(2),
+            ..EpisodeOptions::default()
+        },
+    );
     assert_eq!(quota.get_task_info().constraints.max_requests, 2);
 }
 
 #[test]
 fn page_zero_is_422_retryable_under_legacy_only() {
-    for (interface, retry) in [(InterfaceProfile::Legacy, true), (InterfaceProfile::Strict, false)] {
-        let mut e = Episode::new(task("T3_duplicates").unwrap(), 0, EpisodeOptions { interface, ..EpisodeOptions::default() });
+    for (interface, retry) in [
+        (InterfaceProfile::Legacy, true),
+        (InterfaceProfile::Strict, false),
+    ] {
+        let mut e = Episode::new(
+            task("T3_duplicates").unwrap(),
+            0,
+            EpisodeOptions {
+                interface,
+                ..EpisodeOptions::default()
+            },
+        );
         let err = fetch(&mut e, 0).unwrap_err();
         assert_eq!((err.status, err.retry), (422, retry), "{interface:?}");
-        let err = e.fetch_page(FetchPageArgs { page: 1, page_size: Some(0) }).unwrap_err();
+        let err = e
+            .fetch_page(FetchPageArgs {
+                page: 1,
+                page_size: Some(0),
+            })
+            .unwrap_err();
         assert_eq!((err.status, err.retry), (422, retry));
         assert_eq!(e.counts().requests, 2, "rejected calls spend budget");
         assert_eq!(e.counts().valid_requests, 0);
@@ -240,7 +357,11 @@ fn page_zero_is_422_retryable_under_legacy_only() {
 #[test]
 fn a_second_submit_is_refused() {
     let mut e = ep("T1_single_page", 0);
-    e.submit_results(SubmitArgs { data_jsonl: Some(String::new()), ..SubmitArgs::default() }).unwrap();
+    e.submit_results(SubmitArgs {
+        data_jsonl: Some(String::new()),
+        ..SubmitArgs::default()
+    })
+    .unwrap();
     let err = e.submit_results(SubmitArgs::default()).unwrap_err();
     assert_eq!(err.status, 409);
     assert!(e.is_submitted());
@@ -249,25 +370,70 @@ fn a_second_submit_is_refused() {
 #[test]
 fn ids_resolve_only_served_rows() {
     let t = task("T7_totals_trap").unwrap();
-    let mut e = Episode::new(t, 1, EpisodeOptions { submission: SubmissionProtocol::Ids, ..EpisodeOptions::default() });
+    let mut e = Episode::new(
+        t,
+        1,
+        EpisodeOptions {
+            submission: SubmissionProtocol::Ids,
+            ..EpisodeOptions::default()
+        },
+    );
     fetch(&mut e, 1).unwrap();
-    let ids = vec!["T7_totals_trap-000003".to_string(), "T7_totals_trap-000600".to_string(), "T7_totals_trap-TOTAL-0001".to_string(), "T7_totals_trap-TOTAL-0002".to_string()];
-    let sub = e.submit_results(SubmitArgs { record_ids: Some(ids), ..SubmitArgs::default() }).unwrap();
-    let lines: Vec<serde_json::Value> = sub.data_jsonl.unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids = vec![
+        "T7_totals_trap-000003".to_string(),
+        "T7_totals_trap-000600".to_string(),
+        "T7_totals_trap-TOTAL-0001".to_string(),
+        "T7_totals_trap-TOTAL-0002".to_string(),
+    ];
+    let sub = e
+        .submit_results(SubmitArgs {
+            record_ids: Some(ids),
+            ..SubmitArgs::default()
+        })
+        .unwrap();
+    let lines: Vec<serde_json::Value> = sub
+        .data_jsonl
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 4);
-    assert_eq!(lines[0]["tradeValue"].as_u64(), Some(Generator::new(t, 1).record(3).unwrap().trade_value));
-    assert_eq!(lines[1], json!({"record_id": "T7_totals_trap-000600"}), "never served: fabricated");
-    assert_eq!(lines[2]["is_total"], json!(true), "a served totals row resolves to itself");
+    assert_eq!(
+        lines[0]["tradeValue"].as_u64(),
+        Some(Generator::new(t, 1).record(3).unwrap().trade_value)
+    );
+    assert_eq!(
+        lines[1],
+        json!({"record_id": "T7_totals_trap-000600"}),
+        "never served: fabricated"
+    );
+    assert_eq!(
+        lines[2]["is_total"],
+        json!(true),
+        "a served totals row resolves to itself"
+    );
     assert_eq!(lines[3], json!({"record_id": "T7_totals_trap-TOTAL-0002"}));
 }
 
 #[test]
 fn chunked_submission_concatenates_chunks() {
     let t = task("T3_duplicates").unwrap();
-    let mut e = Episode::new(t, 1, EpisodeOptions { submission: SubmissionProtocol::Chunked, ..EpisodeOptions::default() });
+    let mut e = Episode::new(
+        t,
+        1,
+        EpisodeOptions {
+            submission: SubmissionProtocol::Chunked,
+            ..EpisodeOptions::default()
+        },
+    );
     assert_eq!(e.append_results("a\nb").unwrap(), 2);
     assert_eq!(e.append_results("c\n").unwrap(), 3);
-    let sub = e.submit_results(SubmitArgs { data_jsonl: Some("d".into()), ..SubmitArgs::default() }).unwrap();
+    let sub = e
+        .submit_results(SubmitArgs {
+            data_jsonl: Some("d".into()),
+            ..SubmitArgs::default()
+        })
+        .unwrap();
     assert_eq!(sub.data_jsonl.as_deref(), Some("a\nb\nc\nd"));
     assert_eq!(e.append_results("e").unwrap_err().status, 409);
     let mut full = ep("T3_duplicates", 1);
@@ -279,14 +445,28 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::from),
         any::<i64>().prop_map(serde_json::Value::from),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number)),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number)),
         ".{0,12}".prop_map(serde_json::Value::from),
     ];
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
-            prop::collection::btree_map(prop_oneof![Just("page".to_string()), Just("page_size".to_string()), Just("data_jsonl".to_string()), Just("record_ids".to_string()), Just("metadata_json".to_string()), ".{0,6}"], inner, 0..4)
-                .prop_map(|m: BTreeMap<String, serde_json::Value>| serde_json::Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("page".to_string()),
+                    Just("page_size".to_string()),
+                    Just("data_jsonl".to_string()),
+                    Just("record_ids".to_string()),
+                    Just("metadata_json".to_string()),
+                    ".{0,6}"
+                ],
+                inner,
+                0..4
+            )
+            .prop_map(|m: BTreeMap<String, serde_json::Value>| {
+                serde_json::Value::Object(m.into_iter().collect())
+            }),
         ]
     })
 }

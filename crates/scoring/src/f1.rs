@@ -25,13 +25,30 @@ pub struct F1Score {
 }
 
 /// The canonical fields in served order; `record_id` last.
-const FIELDS: [&str; 10] = ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"];
+const FIELDS: [&str; 10] = [
+    "year",
+    "reporter",
+    "partner",
+    "flow",
+    "hs",
+    "cmdCode",
+    "tradeValue",
+    "netWeight",
+    "qty",
+    "record_id",
+];
 
 /// Whether a parsed line is exactly canonical record `r` of the generator's task.
-pub fn matches_record(generator: &Generator, line: &Line<'_>, r: &Record, hints: &mut Hints) -> bool {
+pub fn matches_record(
+    generator: &Generator,
+    line: &Line<'_>,
+    r: &Record,
+    hints: &mut Hints,
+) -> bool {
     let q = &generator.task().query;
     let mut field = |i: usize| hints.get(line, i, FIELDS[i]).cloned();
-    let s = |v: Option<LiteValue<'_>>, want: &str| v.as_ref().and_then(LiteValue::as_str) == Some(want);
+    let s =
+        |v: Option<LiteValue<'_>>, want: &str| v.as_ref().and_then(LiteValue::as_str) == Some(want);
     let u = |v: Option<LiteValue<'_>>, want: u64| v.is_some_and(|v| v.equals_uint(want));
     field(0).is_some_and(|v| v.equals_int(q.year))
         && s(field(1), q.reporter)
@@ -45,7 +62,12 @@ pub fn matches_record(generator: &Generator, line: &Line<'_>, r: &Record, hints:
 }
 
 /// The canonical index of a line if it is a true record; `truth` is G in order.
-pub fn true_index(generator: &Generator, truth: &[Record], line: &Line<'_>, hints: &mut Hints) -> Option<u32> {
+pub fn true_index(
+    generator: &Generator,
+    truth: &[Record],
+    line: &Line<'_>,
+    hints: &mut Hints,
+) -> Option<u32> {
     let id = hints.get(line, 9, FIELDS[9])?.as_str()?;
     let index = generator.index_of(id)?;
     let record = truth.get(index as usize)?;
@@ -56,7 +78,11 @@ pub fn true_index(generator: &Generator, truth: &[Record], line: &Line<'_>, hint
 pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
     let total = generator.task().total_rows;
     // One sequential pass over G is far cheaper than seeking to each submitted record.
-    let truth: Vec<Record> = if lines.is_empty() { Vec::new() } else { generator.truth().collect() };
+    let truth: Vec<Record> = if lines.is_empty() {
+        Vec::new()
+    } else {
+        generator.truth().collect()
+    };
     let mut seen = vec![false; total as usize];
     let mut unique = 0u32;
     let mut hints = Hints::new(FIELDS.len());
@@ -69,7 +95,21 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
     }
     let submitted = lines.len() as u32;
     let recall = f64::from(unique) / f64::from(total.max(1));
-    let precision = if submitted == 0 { 0.0 } else { f64::from(unique) / f64::from(submitted) };
-    let f1 = if recall + precision == 0.0 { 0.0 } else { 2.0 * recall * precision / (recall + precision) };
-    F1Score { precision, recall, f1, submitted, true_unique: unique }
+    let precision = if submitted == 0 {
+        0.0
+    } else {
+        f64::from(unique) / f64::from(submitted)
+    };
+    let f1 = if recall + precision == 0.0 {
+        0.0
+    } else {
+        2.0 * recall * precision / (recall + precision)
+    };
+    F1Score {
+        precision,
+        recall,
+        f1,
+        submitted,
+        true_unique: unique,
+    }
 }

@@ -41,18 +41,30 @@ impl JudgeContext {
             ("hs".to_string(), Value::from(q.hs)),
             ("year".to_string(), Value::from(q.year)),
         ];
-        JudgeContext { query, total_rows: i64::from(task.total_rows), mode: task.fault.mode().to_string(), year: Value::from(q.year) }
+        JudgeContext {
+            query,
+            total_rows: i64::from(task.total_rows),
+            mode: task.fault.mode().to_string(),
+            year: Value::from(q.year),
+        }
     }
 
     /// The context from a task object as the released task list wrote it
     /// (`{task_id, query, constraints, fault_injection}`).
     pub fn from_released_task(task: &Value) -> Option<Self> {
         let q = task.get("query")?.as_object()?;
-        let query = QUERY_KEYS.iter().map(|k| (k.to_string(), q.get(*k).cloned().unwrap_or(Value::Null))).collect();
+        let query = QUERY_KEYS
+            .iter()
+            .map(|k| (k.to_string(), q.get(*k).cloned().unwrap_or(Value::Null)))
+            .collect();
         Some(JudgeContext {
             query,
             total_rows: task.get("constraints")?.get("total_rows")?.as_i64()?,
-            mode: task.get("fault_injection")?.get("mode")?.as_str()?.to_string(),
+            mode: task
+                .get("fault_injection")?
+                .get("mode")?
+                .as_str()?
+                .to_string(),
             year: q.get("year").cloned().unwrap_or(Value::Null),
         })
     }
@@ -78,7 +90,12 @@ pub struct Breakdown {
 impl Breakdown {
     /// The six summed in rubric order.
     pub fn sum(&self) -> f64 {
-        self.correctness + self.completeness + self.robustness + self.efficiency + self.data_quality + self.observability
+        self.correctness
+            + self.completeness
+            + self.robustness
+            + self.efficiency
+            + self.data_quality
+            + self.observability
     }
 }
 
@@ -100,7 +117,11 @@ impl JudgeOutcome {
     }
 
     fn raised(kind: &str, why: impl Into<String>) -> Self {
-        JudgeOutcome { total: 0.0, breakdown: Breakdown::default(), errors: vec![format!("{kind}: {}", why.into())] }
+        JudgeOutcome {
+            total: 0.0,
+            breakdown: Breakdown::default(),
+            errors: vec![format!("{kind}: {}", why.into())],
+        }
     }
 }
 
@@ -114,31 +135,79 @@ pub fn judge(ctx: &JudgeContext, submission: &Submission) -> JudgeOutcome {
 }
 
 /// Scores a submission whose data lines are already parsed (shared with the F1 scorer).
-pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &[Line<'_>]) -> JudgeOutcome {
-    let present = [&submission.data_jsonl, &submission.metadata_json, &submission.run_log].iter().filter(|f| f.is_some()).count();
+pub fn judge_lines(
+    ctx: &JudgeContext,
+    submission: &Submission,
+    lines: &[Line<'_>],
+) -> JudgeOutcome {
+    let present = [
+        &submission.data_jsonl,
+        &submission.metadata_json,
+        &submission.run_log,
+    ]
+    .iter()
+    .filter(|f| f.is_some())
+    .count();
     if present < 3 {
         let completeness = 10.0 * (present as f64 / 3.0);
-        return JudgeOutcome { total: completeness, breakdown: Breakdown { completeness, ..Breakdown::default() }, errors: Vec::new() };
+        return JudgeOutcome {
+            total: completeness,
+            breakdown: Breakdown {
+                completeness,
+                ..Breakdown::default()
+            },
+            errors: Vec::new(),
+        };
     }
     if let Some(file) = submission.undecodable.iter().find(|f| **f == "data.jsonl") {
         return JudgeOutcome::raised("UnicodeDecodeError", format!("{file} is not UTF-8"));
     }
-    let metadata: Value = match submission.metadata_json.as_deref().map(serde_json::from_str) {
+    let metadata: Value = match submission
+        .metadata_json
+        .as_deref()
+        .map(serde_json::from_str)
+    {
         Some(Ok(v)) if submission.undecodable.is_empty() => v,
-        _ => return JudgeOutcome { total: 0.0, breakdown: Breakdown::default(), errors: vec!["metadata.json is not valid JSON".into()] },
+        _ => {
+            return JudgeOutcome {
+                total: 0.0,
+                breakdown: Breakdown::default(),
+                errors: vec!["metadata.json is not valid JSON".into()],
+            };
+        }
     };
     let Value::Object(meta) = &metadata else {
         return JudgeOutcome::raised("AttributeError", "metadata.json is JSON but not an object");
     };
-    match score(ctx, meta, &metadata, submission.run_log.as_deref().unwrap_or(""), lines) {
-        Ok(breakdown) => JudgeOutcome { total: python::round1(breakdown.sum()), breakdown, errors: Vec::new() },
+    match score(
+        ctx,
+        meta,
+        &metadata,
+        submission.run_log.as_deref().unwrap_or(""),
+        lines,
+    ) {
+        Ok(breakdown) => JudgeOutcome {
+            total: python::round1(breakdown.sum()),
+            breakdown,
+            errors: Vec::new(),
+        },
         Err(Raise(kind, why)) => JudgeOutcome::raised(kind, why),
     }
 }
 
-fn score(ctx: &JudgeContext, meta: &Map<String, Value>, metadata: &Value, log: &str, lines: &[Line<'_>]) -> Result<Breakdown, Raise> {
+fn score(
+    ctx: &JudgeContext,
+    meta: &Map<String, Value>,
+    metadata: &Value,
+    log: &str,
+    lines: &[Line<'_>],
+) -> Result<Breakdown, Raise> {
     let schema = schema_of(meta);
-    let completeness = ["task_id", "query", "row_count", "schema", "dedup_key"].iter().filter(|k| meta.contains_key(**k)).count() as f64 * 3.0;
+    let completeness = ["task_id", "query", "row_count", "schema", "dedup_key"]
+        .iter()
+        .filter(|k| meta.contains_key(**k))
+        .count() as f64
+        * 3.0;
     let correctness = correctness(ctx, meta, &schema, lines)?;
     let robustness = robustness(&ctx.mode, log);
     let mut efficiency = efficiency(meta, log)?;
@@ -151,7 +220,14 @@ fn score(ctx: &JudgeContext, meta: &Map<String, Value>, metadata: &Value, log: &
         efficiency *= 0.5;
         observability *= 0.5;
     }
-    Ok(Breakdown { correctness, completeness, robustness, efficiency, data_quality, observability })
+    Ok(Breakdown {
+        correctness,
+        completeness,
+        robustness,
+        efficiency,
+        data_quality,
+        observability,
+    })
 }
 
 /// `metadata.get("schema") or []`.
@@ -162,7 +238,12 @@ fn schema_of(meta: &Map<String, Value>) -> Value {
     }
 }
 
-fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, lines: &[Line<'_>]) -> Result<f64, Raise> {
+fn correctness(
+    ctx: &JudgeContext,
+    meta: &Map<String, Value>,
+    schema: &Value,
+    lines: &[Line<'_>],
+) -> Result<f64, Raise> {
     let actual = lines.len() as f64;
     let expected = ctx.total_rows as f64;
     let declared = meta.get("row_count");
@@ -185,13 +266,21 @@ fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, li
     let query = match meta.get("query") {
         None => None,
         Some(Value::Object(q)) => Some(q),
-        Some(_) => return Err(Raise("AttributeError", "metadata.query is not an object".into())),
+        Some(_) => {
+            return Err(Raise(
+                "AttributeError",
+                "metadata.query is not an object".into(),
+            ));
+        }
     };
     let matches = ctx
         .query
         .iter()
         .filter(|(k, expected)| {
-            expected.is_null() || query.and_then(|q| q.get(k)).is_some_and(|got| python::eq(got, expected))
+            expected.is_null()
+                || query
+                    .and_then(|q| q.get(k))
+                    .is_some_and(|got| python::eq(got, expected))
         })
         .count();
     points += 4.0 * matches as f64 / 5.0;
@@ -203,8 +292,18 @@ fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, li
         let mut hints = Hints::new(fields.len());
         for (n, line) in lines.iter().enumerate() {
             match line {
-                Line::Invalid => return Err(Raise("JSONDecodeError", format!("data.jsonl line {} is not JSON", n + 1))),
-                Line::NonObject => return Err(Raise("AttributeError", format!("data.jsonl line {} is not an object", n + 1))),
+                Line::Invalid => {
+                    return Err(Raise(
+                        "JSONDecodeError",
+                        format!("data.jsonl line {} is not JSON", n + 1),
+                    ));
+                }
+                Line::NonObject => {
+                    return Err(Raise(
+                        "AttributeError",
+                        format!("data.jsonl line {} is not an object", n + 1),
+                    ));
+                }
                 Line::Object(_) => {
                     let key = fields
                         .iter()
@@ -215,12 +314,21 @@ fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, li
                             _ => Some(KeyAtom::None),
                         })
                         .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| Raise("TypeError", format!("unhashable dedup key on data.jsonl line {}", n + 1)))?;
+                        .ok_or_else(|| {
+                            Raise(
+                                "TypeError",
+                                format!("unhashable dedup key on data.jsonl line {}", n + 1),
+                            )
+                        })?;
                     keys.insert(key);
                 }
             }
         }
-        points += if lines.is_empty() { 6.0 } else { 6.0 * keys.len() as f64 / lines.len() as f64 };
+        points += if lines.is_empty() {
+            6.0
+        } else {
+            6.0 * keys.len() as f64 / lines.len() as f64
+        };
     }
     // e. declared consistency
     if declared_matches {
@@ -232,16 +340,29 @@ fn correctness(ctx: &JudgeContext, meta: &Map<String, Value>, schema: &Value, li
         let handling = match meta.get("totals_handling") {
             None => &empty,
             Some(Value::Object(h)) => h,
-            Some(_) => return Err(Raise("AttributeError", "metadata.totals_handling is not an object".into())),
+            Some(_) => {
+                return Err(Raise(
+                    "AttributeError",
+                    "metadata.totals_handling is not an object".into(),
+                ));
+            }
         };
         if !handling.get("enabled").is_some_and(python::truthy) {
             points -= 4.0;
         } else {
-            let dropped = handling.get("rows_dropped").cloned().unwrap_or(Value::from(0));
+            let dropped = handling
+                .get("rows_dropped")
+                .cloned()
+                .unwrap_or(Value::from(0));
             match python::less_than(&dropped, 1.0) {
                 Some(true) => points -= 2.0,
                 Some(false) => {}
-                None => return Err(Raise("TypeError", "totals_handling.rows_dropped is not a number".into())),
+                None => {
+                    return Err(Raise(
+                        "TypeError",
+                        "totals_handling.rows_dropped is not a number".into(),
+                    ));
+                }
             }
         }
     }
@@ -264,8 +385,16 @@ fn robustness(mode: &str, log: &str) -> f64 {
     let lower = log.to_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
     match mode {
-        "rate_limit" => ladder(has(&["429"]), has(&["retry status", "retrying", "backoff"]), has(&["exponential", "backoff"])),
-        "server_error" => ladder(has(&["500"]), has(&["retry status", "retrying"]), has(&["max", "limit"])),
+        "rate_limit" => ladder(
+            has(&["429"]),
+            has(&["retry status", "retrying", "backoff"]),
+            has(&["exponential", "backoff"]),
+        ),
+        "server_error" => ladder(
+            has(&["500"]),
+            has(&["retry status", "retrying"]),
+            has(&["max", "limit"]),
+        ),
         _ => {
             let trimmed = log.trim();
             let lines = trimmed.split('\n').count();
@@ -317,7 +446,10 @@ fn efficiency(meta: &Map<String, Value>, log: &str) -> Result<f64, Raise> {
     if let Some(Value::Array(_) | Value::Object(_)) = meta.get("task_id") {
         return Err(Raise("TypeError", "unhashable metadata.task_id".into()));
     }
-    let declared = meta.get("request_count").and_then(python::as_py_int).filter(|n| *n > 0);
+    let declared = meta
+        .get("request_count")
+        .and_then(python::as_py_int)
+        .filter(|n| *n > 0);
     let requests = match declared {
         Some(n) => n as f64,
         None => max_request_in_log(log),
@@ -347,7 +479,9 @@ fn schema_entries(schema: &Value) -> Result<Vec<Option<String>>, Raise> {
             .iter()
             .map(|v| match v {
                 Value::String(s) => Ok(Some(s.clone())),
-                Value::Array(_) | Value::Object(_) => Err(Raise("TypeError", "unhashable schema entry".into())),
+                Value::Array(_) | Value::Object(_) => {
+                    Err(Raise("TypeError", "unhashable schema entry".into()))
+                }
                 _ => Ok(None),
             })
             .collect(),
@@ -370,7 +504,11 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
             let entries = match &entries {
                 Some(e) => e,
                 None => {
-                    let e = entries.insert(if python::truthy(schema) { schema_entries(schema)? } else { Vec::new() });
+                    let e = entries.insert(if python::truthy(schema) {
+                        schema_entries(schema)?
+                    } else {
+                        Vec::new()
+                    });
                     hints = Hints::new(e.len());
                     e
                 }
@@ -378,7 +516,10 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
             let present = entries
                 .iter()
                 .enumerate()
-                .filter(|(i, e)| e.as_deref().is_some_and(|k| hints.get(line, *i, k).is_some()))
+                .filter(|(i, e)| {
+                    e.as_deref()
+                        .is_some_and(|k| hints.get(line, *i, k).is_some())
+                })
                 .count();
             if entries.is_empty() || present as f64 >= entries.len() as f64 / 2.0 {
                 valid += 1;
@@ -414,7 +555,11 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
     let type_score = if types.is_empty() {
         0.0
     } else {
-        types.iter().filter(|(_, bits)| bits.count_ones() <= 1).count() as f64 / types.len() as f64
+        types
+            .iter()
+            .filter(|(_, bits)| bits.count_ones() <= 1)
+            .count() as f64
+            / types.len() as f64
     };
     // ranges
     let task_year = match &ctx.year {
@@ -426,7 +571,9 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
         if !matches!(line, Line::Object(_)) {
             continue;
         }
-        let Line::Object(entries) = line else { continue };
+        let Line::Object(entries) = line else {
+            continue;
+        };
         // One pass over the row; keys are unique within a parsed row.
         for (k, v) in entries {
             match k.as_ref() {
@@ -465,12 +612,23 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
 fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 {
     let log = log.to_lowercase();
     let meta_text = metadata.to_string().to_lowercase();
-    let found = ["task_id", "page", "request", "complete"].iter().filter(|w| log.contains(*w) || meta_text.contains(*w)).count();
+    let found = ["task_id", "page", "request", "complete"]
+        .iter()
+        .filter(|w| log.contains(*w) || meta_text.contains(*w))
+        .count();
     let traceable = 6.0 * found as f64 / 4.0;
-    let levels_present = ["info", "warn", "error"].iter().filter(|w| log.contains(*w)).count();
+    let levels_present = ["info", "warn", "error"]
+        .iter()
+        .filter(|w| log.contains(*w))
+        .count();
     let levels = (0.67 * levels_present as f64).min(2.0);
-    let stop_words = ["complete", "finish", "done", "success", "fail", "error", "stop"];
-    let stop = if stop_words.iter().any(|w| log.contains(w)) || meta.contains_key("stop_reason") || meta.contains_key("pagination_stats") {
+    let stop_words = [
+        "complete", "finish", "done", "success", "fail", "error", "stop",
+    ];
+    let stop = if stop_words.iter().any(|w| log.contains(w))
+        || meta.contains_key("stop_reason")
+        || meta.contains_key("pagination_stats")
+    {
         2.0
     } else {
         0.0
@@ -484,7 +642,10 @@ mod tests {
 
     #[test]
     fn robustness_ladders() {
-        assert_eq!(robustness("rate_limit", "got 429, retrying with exponential backoff"), 15.0);
+        assert_eq!(
+            robustness("rate_limit", "got 429, retrying with exponential backoff"),
+            15.0
+        );
         assert_eq!(robustness("rate_limit", "429 retrying"), 12.0);
         assert_eq!(robustness("server_error", "retrying"), 8.0);
         assert_eq!(robustness("server_error", "500 retry status max"), 15.0);
@@ -496,7 +657,10 @@ mod tests {
 
     #[test]
     fn request_count_from_log() {
-        assert_eq!(max_request_in_log("request=3 x request=12 request=7 request="), 12.0);
+        assert_eq!(
+            max_request_in_log("request=3 x request=12 request=7 request="),
+            12.0
+        );
         assert_eq!(max_request_in_log("nothing"), 0.0);
     }
 }

@@ -114,7 +114,9 @@ impl<'a> Line<'a> {
     /// Like [`Line::get`], trying position `*hint` first and remembering where the key was:
     /// rows of one submission nearly always share their key order, so lookups become O(1).
     pub fn get_hinted(&self, key: &str, hint: &mut usize) -> Option<&LiteValue<'a>> {
-        let Line::Object(entries) = self else { return None };
+        let Line::Object(entries) = self else {
+            return None;
+        };
         if let Some((k, v)) = entries.get(*hint)
             && k == key
         {
@@ -137,7 +139,12 @@ impl Hints {
     }
 
     /// The value of key number `i` (named `key`) in `line`.
-    pub fn get<'l, 'a>(&mut self, line: &'l Line<'a>, i: usize, key: &str) -> Option<&'l LiteValue<'a>> {
+    pub fn get<'l, 'a>(
+        &mut self,
+        line: &'l Line<'a>,
+        i: usize,
+        key: &str,
+    ) -> Option<&'l LiteValue<'a>> {
         match self.0.get_mut(i) {
             Some(hint) => line.get_hinted(key, hint),
             None => line.get(key),
@@ -147,7 +154,11 @@ impl Hints {
 
 /// Parses every non-empty line of a submission's data once.
 pub fn parse_lines(data: &str) -> Vec<Line<'_>> {
-    data.split('\n').map(str::trim).filter(|l| !l.is_empty()).map(Line::parse).collect()
+    data.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(Line::parse)
+        .collect()
 }
 
 struct LiteObject<'a>(Vec<(Cow<'a, str>, LiteValue<'a>)>);
@@ -255,7 +266,9 @@ mod tests {
 
     #[test]
     fn kinds_and_types() {
-        let line = Line::parse(r#"{"a": 1, "b": 1.0, "c": "x\"y", "d": [1], "e": {"k": 2}, "f": null, "g": true, "a": 2}"#);
+        let line = Line::parse(
+            r#"{"a": 1, "b": 1.0, "c": "x\"y", "d": [1], "e": {"k": 2}, "f": null, "g": true, "a": 2}"#,
+        );
         assert_eq!(line.get("a"), Some(&LiteValue::Int(2)));
         assert_eq!(line.get("b").map(LiteValue::type_name), Some("float"));
         assert_eq!(line.get("c").and_then(LiteValue::as_str), Some("x\"y"));

@@ -3,7 +3,6 @@
 
 use serde_json::{Number, Value};
 
-
 use crate::lite::LiteValue;
 
 /// Python truthiness of a JSON value.
@@ -58,7 +57,9 @@ pub fn eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Null, Value::Null) => true,
         (Value::String(x), Value::String(y)) => x == y,
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| eq(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| eq(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| eq(v, w)))
         }
@@ -118,7 +119,9 @@ impl<'a> KeyAtom<'a> {
             Some(LiteValue::Bool(b)) => KeyAtom::Int(i128::from(*b)),
             Some(LiteValue::Int(i)) => KeyAtom::Int(*i),
             Some(LiteValue::Float(f)) if f.is_nan() => KeyAtom::NaN(position),
-            Some(LiteValue::Float(f)) if f.fract() == 0.0 && f.abs() < 1.0e38 => KeyAtom::Int(*f as i128),
+            Some(LiteValue::Float(f)) if f.fract() == 0.0 && f.abs() < 1.0e38 => {
+                KeyAtom::Int(*f as i128)
+            }
             Some(LiteValue::Float(f)) => KeyAtom::Float(f.to_bits()),
             Some(LiteValue::Str(s)) => KeyAtom::Str(s),
             Some(LiteValue::List | LiteValue::Dict) => return None,
@@ -165,10 +168,24 @@ mod tests {
 
     #[test]
     fn truthiness() {
-        for v in [json!(null), json!(0), json!(0.0), json!(""), json!([]), json!({}), json!(false)] {
+        for v in [
+            json!(null),
+            json!(0),
+            json!(0.0),
+            json!(""),
+            json!([]),
+            json!({}),
+            json!(false),
+        ] {
             assert!(!truthy(&v), "{v}");
         }
-        for v in [json!(1), json!("a"), json!([0]), json!({"a": 0}), json!(true)] {
+        for v in [
+            json!(1),
+            json!("a"),
+            json!([0]),
+            json!({"a": 0}),
+            json!(true),
+        ] {
             assert!(truthy(&v), "{v}");
         }
     }

@@ -20,7 +20,8 @@ fn file(files: &Value, name: &str) -> Option<String> {
 
 #[test]
 fn judge_reproduces_every_released_case() {
-    let text = std::fs::read_to_string(vectors()).expect("shared/vectors/judge_cases.jsonl beside the checkout");
+    let text = std::fs::read_to_string(vectors())
+        .expect("shared/vectors/judge_cases.jsonl beside the checkout");
     let mut failures = Vec::new();
     let mut cases = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -40,12 +41,18 @@ fn judge_reproduces_every_released_case() {
         let want_total = expected["total"].as_f64().expect("total");
         if expected["raises"].as_bool() == Some(true) {
             if got.total != 0.0 || got.errors.is_empty() {
-                failures.push(format!("{name}: expected a raise, got total {} errors {:?}", got.total, got.errors));
+                failures.push(format!(
+                    "{name}: expected a raise, got total {} errors {:?}",
+                    got.total, got.errors
+                ));
             }
             continue;
         }
         if got.total != want_total {
-            failures.push(format!("{name}: total {} != {want_total} ({:?})", got.total, got.breakdown));
+            failures.push(format!(
+                "{name}: total {} != {want_total} ({:?})",
+                got.total, got.breakdown
+            ));
         }
         let b = serde_json::to_value(got.breakdown).unwrap();
         for (dim, want) in expected["breakdown"].as_object().expect("breakdown") {
@@ -57,5 +64,10 @@ fn judge_reproduces_every_released_case() {
         }
     }
     assert_eq!(cases, 137, "the vector file holds 137 cases");
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -8,7 +8,10 @@ use proptest::prelude::*;
 const T: &str = "T3_duplicates";
 
 fn truth_rows(seed: u64) -> Vec<Row> {
-    Generator::new(task(T).unwrap(), seed).truth().map(Row::Record).collect()
+    Generator::new(task(T).unwrap(), seed)
+        .truth()
+        .map(Row::Record)
+        .collect()
 }
 
 fn jsonl(rows: &[Row]) -> String {
@@ -24,7 +27,10 @@ fn scores(data: String) -> Scores {
 #[test]
 fn the_correct_set_scores_one() {
     let s = scores(jsonl(&truth_rows(4)));
-    assert_eq!((s.f1, s.precision, s.recall, s.true_unique, s.submitted), (1.0, 1.0, 1.0, 25, 25));
+    assert_eq!(
+        (s.f1, s.precision, s.recall, s.true_unique, s.submitted),
+        (1.0, 1.0, 1.0, 25, 25)
+    );
 }
 
 #[test]
@@ -49,7 +55,12 @@ fn duplicates_and_totals_cut_precision_not_recall() {
     assert_eq!(s.recall, 1.0);
     assert_eq!(s.precision, 25.0 / 30.0);
     let mut rows = truth_rows(4);
-    rows.push(Row::Totals(Totals { page: 1, trade_value: 1, net_weight: 1, qty: 1 }));
+    rows.push(Row::Totals(Totals {
+        page: 1,
+        trade_value: 1,
+        net_weight: 1,
+        qty: 1,
+    }));
     let s = scores(jsonl(&rows));
     assert_eq!((s.recall, s.precision), (1.0, 25.0 / 26.0));
 }
@@ -61,29 +72,45 @@ fn a_corrupted_value_makes_that_record_false() {
         r.qty += 1;
     }
     let s = scores(jsonl(&rows));
-    assert_eq!((s.true_unique, s.recall, s.precision), (24, 24.0 / 25.0, 24.0 / 25.0));
+    assert_eq!(
+        (s.true_unique, s.recall, s.precision),
+        (24, 24.0 / 25.0, 24.0 / 25.0)
+    );
     // A string where a number belongs is not the canonical value; 5.0 for 5 is.
     let text = jsonl(&truth_rows(4));
     let first = text.lines().next().unwrap();
     let g = Generator::new(task(T).unwrap(), 4).record(0).unwrap();
-    let as_string = first.replace(&format!("\"qty\":{}", g.qty), &format!("\"qty\":\"{}\"", g.qty));
+    let as_string = first.replace(
+        &format!("\"qty\":{}", g.qty),
+        &format!("\"qty\":\"{}\"", g.qty),
+    );
     assert_eq!(scores(as_string).true_unique, 0);
-    let as_float = first.replace(&format!("\"qty\":{}", g.qty), &format!("\"qty\":{}.0", g.qty));
+    let as_float = first.replace(
+        &format!("\"qty\":{}", g.qty),
+        &format!("\"qty\":{}.0", g.qty),
+    );
     assert_eq!(scores(as_float).true_unique, 1);
-    assert_eq!(scores(format!("{first}\nnot json\n[1]\n")).precision, 1.0 / 3.0);
+    assert_eq!(
+        scores(format!("{first}\nnot json\n[1]\n")).precision,
+        1.0 / 3.0
+    );
 }
 
 fn arb_text() -> impl Strategy<Value = String> {
     prop_oneof![
         ".{0,64}",
-        prop::collection::vec(prop_oneof![
-            Just("{\"record_id\": \"T3_duplicates-000001\", \"year\": 2020}".to_string()),
-            Just("{\"year\": [1], \"qty\": {\"a\": null}, \"tradeValue\": -1e308}".to_string()),
-            Just("[1, 2]".to_string()),
-            Just("{".to_string()),
-            Just("{\"a\":1,\"a\":\"x\"}".to_string()),
-            ".{0,20}",
-        ], 0..8).prop_map(|v| v.join("\n")),
+        prop::collection::vec(
+            prop_oneof![
+                Just("{\"record_id\": \"T3_duplicates-000001\", \"year\": 2020}".to_string()),
+                Just("{\"year\": [1], \"qty\": {\"a\": null}, \"tradeValue\": -1e308}".to_string()),
+                Just("[1, 2]".to_string()),
+                Just("{".to_string()),
+                Just("{\"a\":1,\"a\":\"x\"}".to_string()),
+                ".{0,20}",
+            ],
+            0..8
+        )
+        .prop_map(|v| v.join("\n")),
     ]
 }
 

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod mcp;
+pub mod report;
+pub mod run;
 pub mod score;
 pub mod serve;
 pub mod tasks;
@@ -13,7 +15,10 @@ use crate::UsageError;
 /// Resolves a task id or fails with the list of valid ones.
 pub fn resolve_task(id: &str) -> Result<&'static TaskSpec, UsageError> {
     benchaudit_comtrade::task(id).ok_or_else(|| {
-        let ids: Vec<&str> = benchaudit_comtrade::tasks().iter().map(|t| t.task_id).collect();
+        let ids: Vec<&str> = benchaudit_comtrade::tasks()
+            .iter()
+            .map(|t| t.task_id)
+            .collect();
         UsageError(format!("unknown task `{id}` (known: {})", ids.join(", ")))
     })
 }

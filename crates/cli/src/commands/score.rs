@@ -18,7 +18,10 @@ fn read_optional(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, UsageError> 
     match std::fs::read(dir.join(name)) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(UsageError(format!("cannot read {}: {e}", dir.join(name).display()))),
+        Err(e) => Err(UsageError(format!(
+            "cannot read {}: {e}",
+            dir.join(name).display()
+        ))),
     }
 }
 
@@ -27,7 +30,12 @@ pub fn read_submission(dir: &Path) -> Result<Submission, UsageError> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(UsageError(format!("{} is not a directory", dir.display()))),
-        Err(e) => return Err(UsageError(format!("cannot read submission directory {}: {e}", dir.display()))),
+        Err(e) => {
+            return Err(UsageError(format!(
+                "cannot read submission directory {}: {e}",
+                dir.display()
+            )));
+        }
     }
     Ok(Submission::from_bytes(
         read_optional(dir, "data.jsonl")?,
@@ -64,7 +72,12 @@ pub fn run(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
         writeln!(
             out,
             "                correctness {:.2}  completeness {:.2}  robustness {:.2}  efficiency {:.2}  data_quality {:.2}  observability {:.2}",
-            b.correctness, b.completeness, b.robustness, b.efficiency, b.data_quality, b.observability
+            b.correctness,
+            b.completeness,
+            b.robustness,
+            b.efficiency,
+            b.data_quality,
+            b.observability
         )?;
         for e in &s.judge_errors {
             writeln!(out, "                (released judge would raise: {e})")?;

@@ -18,7 +18,11 @@ pub fn run(args: &TasksArgs) -> anyhow::Result<ExitCode> {
         print(&text)?;
     } else {
         let mut out = String::new();
-        writeln!(out, "{:<24} {:>5} {:>6} {:>6} {:>5}  {:<7} fault", "task", "rows", "pages", "budget", "qps", "paging")?;
+        writeln!(
+            out,
+            "{:<24} {:>5} {:>6} {:>6} {:>5}  {:<7} fault",
+            "task", "rows", "pages", "budget", "qps", "paging"
+        )?;
         for t in tasks() {
             writeln!(
                 out,

@@ -11,7 +11,10 @@ use crate::output::print;
 /// Runs the subcommand.
 pub fn run(args: &TruthArgs) -> anyhow::Result<ExitCode> {
     let task = resolve_task(&args.task)?;
-    let rows: Vec<Row> = Generator::new(task, args.seed).truth().map(Row::Record).collect();
+    let rows: Vec<Row> = Generator::new(task, args.seed)
+        .truth()
+        .map(Row::Record)
+        .collect();
     let mut out = String::with_capacity(rows.len() * 200);
     write_jsonl(task, &rows, &mut out);
     print(&out)?;

@@ -1,0 +1,1 @@
+//! The number guard (being written).

@@ -1,0 +1,269 @@
+//! `benchaudit run`: the cross product of policies × levels × tasks × seeds into a run ledger,
+//! resumable, in parallel, with a progress bar and a per-(policy, level) summary.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use anyhow::Context;
+use benchaudit_agents::{
+    EpisodeKey, EpisodeRecord, EpisodeRun, EpisodeSpec, Level, Outcome, Policy, RuleKind, RulePolicy, RunOptions,
+    run_episode,
+};
+use benchaudit_comtrade::{EpisodeOptions, TaskSpec};
+use clap::Args;
+use serde_json::json;
+
+use crate::UsageError;
+use crate::args::{InterfaceArg, RewardArg, SubmissionArg};
+use crate::ledger::{Ledger, Manifest};
+use crate::output::print;
+use crate::select;
+
+/// `benchaudit run`
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Rule policies, comma-separated (oracle, baseline, always-retry, always-skip, quota-aware,
+    /// no-dedup, keeps-totals, skips-faults, single-pass, page-zero, fabricator, empty).
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Scaffolding levels, comma-separated.
+    #[arg(long, default_value = "L2")]
+    pub level: String,
+    /// `all` or task ids, comma-separated.
+    #[arg(long, default_value = "all")]
+    pub tasks: String,
+    /// Seeds: `0..9` (inclusive), `0..<10`, `3`, or a comma-separated mix.
+    #[arg(long, default_value = "0..9")]
+    pub seeds: String,
+    /// Run directory (created; re-running the same command resumes it).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Episodes in parallel.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Argument-error envelope.
+    #[arg(long, value_enum, default_value = "legacy")]
+    pub interface: InterfaceArg,
+    /// Submission protocol.
+    #[arg(long, value_enum, default_value = "full")]
+    pub submission: SubmissionArg,
+    /// The episode's primary scorer (both are always recorded).
+    #[arg(long, value_enum, default_value = "f1")]
+    pub reward: RewardArg,
+    /// Override every task's request budget (a quota).
+    #[arg(long)]
+    pub max_requests: Option<u32>,
+}
+
+/// Who plays the model in a run.
+#[derive(Debug, Clone)]
+pub enum Agent {
+    /// A built-in rule policy.
+    Rule(RuleKind),
+}
+
+impl Agent {
+    /// The ledger name.
+    pub fn name(&self) -> String {
+        match self {
+            Agent::Rule(k) => k.name().to_string(),
+        }
+    }
+
+    /// A fresh policy for one episode.
+    pub fn policy(&self) -> Box<dyn Policy> {
+        match self {
+            Agent::Rule(k) => Box::new(RulePolicy::new(*k)),
+        }
+    }
+}
+
+/// One episode to run.
+struct Work {
+    agent: usize,
+    spec: EpisodeSpec,
+    key: EpisodeKey,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let Some(policy_spec) = args.policy.as_deref() else {
+        return Err(UsageError("give --policy NAME[,NAME..]".into()).into());
+    };
+    let agents: Vec<Agent> = select::rule_policies(policy_spec)?.into_iter().map(Agent::Rule).collect();
+    let levels = select::levels(&args.level)?;
+    let tasks = select::task_list(&args.tasks)?;
+    let seeds = select::seeds(&args.seeds)?;
+    if args.jobs == 0 {
+        return Err(UsageError("--jobs must be at least 1".into()).into());
+    }
+    let options = RunOptions {
+        episode: EpisodeOptions { interface: args.interface.into(), submission: args.submission.into(), max_requests: args.max_requests },
+        reward: args.reward.into(),
+    };
+    let config = json!({
+        "policies": agents.iter().map(Agent::name).collect::<Vec<_>>(),
+        "levels": levels,
+        "tasks": tasks.iter().map(|t| t.task_id).collect::<Vec<_>>(),
+        "seeds": seeds,
+        "options": options,
+    });
+    let records = execute(&args.out, config, &agents, &levels, &tasks, &seeds, options, args.jobs)?;
+    print(&summary(&records))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The manifest of a run of this tool with `config`.
+pub fn manifest(config: serde_json::Value) -> anyhow::Result<Manifest> {
+    use sha2::{Digest, Sha256};
+    let registry = serde_json::to_string(benchaudit_comtrade::tasks())?;
+    Ok(Manifest {
+        tool: "benchaudit".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        registry_sha256: Sha256::digest(registry.as_bytes()).iter().map(|b| format!("{b:02x}")).collect(),
+        config,
+    })
+}
+
+/// Runs every missing episode of the cross product into the ledger at `out` and returns all of
+/// the run's records (old and new).
+#[allow(clippy::too_many_arguments)]
+pub fn execute(
+    out: &std::path::Path,
+    config: serde_json::Value,
+    agents: &[Agent],
+    levels: &[Level],
+    tasks: &[&'static TaskSpec],
+    seeds: &[u64],
+    options: RunOptions,
+    jobs: usize,
+) -> anyhow::Result<Vec<EpisodeRecord>> {
+    let mut ledger = Ledger::open(out, &manifest(config)?)?;
+    if ledger.discarded > 0 {
+        eprintln!("note: discarded a torn last line of {}/episodes.jsonl (an interrupted write)", out.display());
+    }
+    let mut work = Vec::new();
+    for (a, agent) in agents.iter().enumerate() {
+        for &level in levels {
+            for &task in tasks {
+                for &seed in seeds {
+                    let key = EpisodeKey {
+                        policy: agent.name(),
+                        level,
+                        task_id: task.task_id.to_string(),
+                        seed,
+                        arm: None,
+                        options_hash: options.hash(),
+                    };
+                    if !ledger.is_done(&key) {
+                        work.push(Work { agent: a, spec: EpisodeSpec { task, seed, level, options }, key });
+                    }
+                }
+            }
+        }
+    }
+    let total = work.len();
+    let skipped = ledger.existing.len();
+    if skipped > 0 {
+        eprintln!("resuming {}: {skipped} episodes already recorded, {total} to run", out.display());
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes ({eta})") {
+        bar.set_style(style);
+    }
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, EpisodeRun)>();
+    let mut new_records = Vec::with_capacity(total);
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..jobs.min(total.max(1)) {
+            let tx = tx.clone();
+            let (work, next) = (&work, &next);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(w) = work.get(i) else { break };
+                    let mut policy = agents[w.agent].policy();
+                    let started = Instant::now();
+                    let mut run = run_episode(&w.spec, policy.as_mut());
+                    run.record.timing.wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+                    if tx.send((i, run)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, run) in rx {
+            debug_assert_eq!(run.record.key, work[i].key);
+            ledger.append(&run.record, &run.transcript).with_context(|| format!("recording episode {:?}", work[i].key))?;
+            new_records.push(run.record);
+            bar.inc(1);
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let mut all = std::mem::take(&mut ledger.existing);
+    all.extend(new_records);
+    Ok(all)
+}
+
+/// A short per-(policy, level) table; infra errors are listed, not averaged.
+pub fn summary(records: &[EpisodeRecord]) -> String {
+    #[derive(Default)]
+    struct Acc {
+        n: usize,
+        f1: f64,
+        judge: f64,
+        coverage: (f64, usize),
+        submitted: usize,
+        infra: usize,
+    }
+    let mut groups: BTreeMap<(String, Level), Acc> = BTreeMap::new();
+    for r in records {
+        let acc = groups.entry((r.key.policy.clone(), r.key.level)).or_default();
+        if r.outcome == Outcome::InfraError {
+            acc.infra += 1;
+            continue;
+        }
+        acc.n += 1;
+        if let Some(s) = &r.scores {
+            acc.f1 += s.f1;
+            acc.judge += s.judge_total / 100.0;
+        }
+        if let Some(c) = r.coverage {
+            acc.coverage.0 += c;
+            acc.coverage.1 += 1;
+        }
+        if r.outcome == Outcome::Submitted {
+            acc.submitted += 1;
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>6}", "policy", "level", "n", "mean F1", "judge", "coverage", "submitted", "infra");
+    for ((policy, level), a) in &groups {
+        let n = a.n.max(1) as f64;
+        let cov = if a.coverage.1 > 0 { format!("{:.3}", a.coverage.0 / a.coverage.1 as f64) } else { "-".into() };
+        let _ = writeln!(
+            out,
+            "{policy:<16} {level:<5} {:>6} {:>8.3} {:>9.3} {cov:>9} {:>10} {:>6}",
+            a.n,
+            a.f1 / n,
+            a.judge / n,
+            format!("{}/{}", a.submitted, a.n),
+            a.infra
+        );
+    }
+    let infra: Vec<&EpisodeRecord> = records.iter().filter(|r| r.outcome == Outcome::InfraError).collect();
+    if !infra.is_empty() {
+        let _ = writeln!(out, "\ninfra errors (excluded from statistics):");
+        for r in infra {
+            let _ = writeln!(out, "  {} {} {} seed {}: {}", r.key.policy, r.key.level, r.key.task_id, r.key.seed, r.error.as_deref().unwrap_or("?"));
+        }
+    }
+    out
+}
