@@ -1,7 +1,7 @@
 //! The episode record of the run ledger (SPEC §6): everything outside `timing` is a pure
 //! function of (policy, level, task, seed, options) for rule policies, bit-identical on replay.
 
-use benchaudit_comtrade::{EpisodeOptions, TaskSpec};
+use benchaudit_comtrade::{EpisodeOptions, StressConfig, TaskSpec};
 use benchaudit_scoring::{RewardScorer, Scores};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -94,17 +94,42 @@ pub struct EpisodeRecord {
     pub usage: TokenUsage,
     /// What went wrong, for infra errors.
     pub error: Option<String>,
+    /// Mean stress intensity over the episode's engine steps, when an arm was attached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_intensity: Option<f64>,
     /// Wall-clock facts.
     pub timing: Timing,
 }
 
+impl EpisodeRecord {
+    /// A record of an episode that could not run (outcome `infra_error`).
+    pub fn failed(key: EpisodeKey, error: String) -> Self {
+        EpisodeRecord {
+            key,
+            outcome: Outcome::InfraError,
+            reward: None,
+            scores: None,
+            coverage: None,
+            counts: Counts::default(),
+            payload_sha256: None,
+            usage: TokenUsage::default(),
+            error: Some(error),
+            mean_intensity: None,
+            timing: Timing::default(),
+        }
+    }
+}
+
 /// The options that define an episode besides (policy, level, task, seed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunOptions {
     /// Interface, submission protocol, budget override.
     pub episode: EpisodeOptions,
     /// Primary scorer.
     pub reward: RewardScorer,
+    /// A stress arm at the boundary (A/B designs); recorded as the key's `arm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stress: Option<StressConfig>,
 }
 
 impl RunOptions {

@@ -33,7 +33,22 @@ pub struct EpisodeRun {
 
 /// Runs one episode of `spec` with `policy` at the spec's level.
 pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
-    let mut episode = Episode::new(spec.task, spec.seed, spec.options.episode);
+    let key = EpisodeKey {
+        policy: policy.name(),
+        level: spec.level,
+        task_id: spec.task.task_id.to_string(),
+        seed: spec.seed,
+        arm: spec.options.stress.map(|s| s.label()),
+        options_hash: spec.options.hash(),
+    };
+    let mut episode = match spec.options.stress {
+        None => Episode::new(spec.task, spec.seed, spec.options.episode),
+        Some(stress) => match Episode::with_stress(spec.task, spec.seed, spec.options.episode, stress) {
+            Ok(e) => e,
+            // An invalid arm is a configuration error: recorded, never run, never scored.
+            Err(e) => return EpisodeRun { record: EpisodeRecord::failed(key, format!("invalid stress configuration: {e}")), transcript: Transcript::default() },
+        },
+    };
     policy.begin_episode(&EpisodeStart {
         task: spec.task,
         level: spec.level,
@@ -45,14 +60,6 @@ pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
         Level::L2 => slim(&mut episode, spec, policy, &mut transcript),
     };
     transcript.messages = policy.transcript();
-    let key = EpisodeKey {
-        policy: policy.name(),
-        level: spec.level,
-        task_id: spec.task.task_id.to_string(),
-        seed: spec.seed,
-        arm: None,
-        options_hash: spec.options.hash(),
-    };
     let served = episode.counts();
     let mut counts = result.counts;
     counts.requests = served.requests;
@@ -90,6 +97,7 @@ pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
         payload_sha256: payload,
         usage: policy.usage(),
         error: result.error,
+        mean_intensity: episode.stress_trace().and_then(|t| t.mean_intensity()),
         timing: Timing::default(),
     };
     EpisodeRun { record, transcript }

@@ -39,8 +39,7 @@ fn f1(r: &EpisodeRecord) -> f64 {
 
 #[test]
 fn oracle_solves_every_task_at_l2_within_budget() {
-    // Every task, seeds 0..999 (SPEC §2.3 solvability). T9 serves the clean substrate until the
-    // stress engine is wired into the adaptive family.
+    // Every task, seeds 0..999 (SPEC §2.3 solvability), T9 under the escalating adversary.
     for t in tasks() {
         for seed in 0..1000 {
             let r = run_with(RuleKind::Oracle, t, seed, Level::L2, RunOptions::default());

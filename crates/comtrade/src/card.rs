@@ -204,7 +204,7 @@ pub fn generator_card() -> String {
     );
     let _ = writeln!(
         md,
-        "- **adaptive** (T9_adaptive_adversary): the stress engine's escalating arm on the clean substrate. Until the engine is wired in, T9 serves the clean substrate.\n"
+        "- **adaptive** (T9_adaptive_adversary): the stress engine's escalating arm on the clean substrate: a linear ramp of intensity 0 → 1 over the task's pages, driven by pages newly served (a fault cancels one), with fault probability 0.05 + 0.30·i (HTTP 429, retry true), duplicate copies at rate 0.20·i of the page's rows, and a totals-row distractor once i ≥ 0.70. Step randomness: ChaCha8 keyed by SHA-256 of `\"{{seed}}:{{step}}\"`, step = valid request ordinal − 1 (paper A.11).\n"
     );
     let _ = writeln!(md, "## Measured properties\n");
     if let Some(d) = measure_drift(0..1000) {

@@ -8,7 +8,14 @@
 
 use serde::Serialize;
 
+use benchaudit_stress::{
+    AdversarialWrapper, CorruptionKind, EnvironmentAdapter, EscalatingAdversary, Outcome as StressOutcome, Perturbation,
+    StressError, Trace, WrapperConfig,
+};
+
 use crate::faults::{FaultPlan, inject};
+use crate::stress::{ComtradeAdapter, StressConfig};
+use crate::task::FaultFamily;
 use crate::protocol::{
     Constraints, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol,
     SubmitArgs, TaskInfo, ToolError,
@@ -61,11 +68,62 @@ pub struct Episode {
     /// Rows appended under the `chunked` protocol.
     chunks: String,
     submitted: bool,
+    /// The stress engine at the boundary, when an arm is attached (T9, A/B designs).
+    stress: Option<Box<Stressed>>,
+}
+
+/// The engine's state inside an episode.
+#[derive(Debug, Clone)]
+struct Stressed {
+    config: StressConfig,
+    wrapper: AdversarialWrapper<EscalatingAdversary>,
+    /// Pages served at least once: only a new page is progress.
+    pages_done: Vec<u64>,
 }
 
 impl Episode {
-    /// Opens episode `(task, seed, options)`.
+    /// Opens episode `(task, seed, options)`. The adaptive family (T9) runs the engine's
+    /// escalating arm.
     pub fn new(task: &'static TaskSpec, seed: u64, options: EpisodeOptions) -> Self {
+        let mut episode = Episode::clean(task, seed, options);
+        if task.fault == FaultFamily::Adaptive
+            && let Ok(config) = StressConfig::escalating(task)
+        {
+            episode.attach(config).ok();
+        }
+        episode
+    }
+
+    /// Opens an episode with a stress arm at the agent–environment boundary (the A/B designs
+    /// run it on T9_clean_ab). Fails only on an invalid configuration.
+    pub fn with_stress(task: &'static TaskSpec, seed: u64, options: EpisodeOptions, config: StressConfig) -> Result<Self, StressError> {
+        let mut episode = Episode::clean(task, seed, options);
+        episode.attach(config)?;
+        Ok(episode)
+    }
+
+    fn attach(&mut self, config: StressConfig) -> Result<(), StressError> {
+        let wrapper = AdversarialWrapper::new(
+            WrapperConfig { seed: self.seed, schedule: config.schedule, quota: config.quota },
+            config.adversary,
+        )?;
+        let words = (self.task().total_pages() as usize).div_ceil(64) + 1;
+        self.stress = Some(Box::new(Stressed { config, wrapper, pages_done: vec![0; words] }));
+        Ok(())
+    }
+
+    /// The stress arm attached, if any.
+    pub fn stress_config(&self) -> Option<&StressConfig> {
+        self.stress.as_ref().map(|s| &s.config)
+    }
+
+    /// The engine's per-step trace (intensity, intents, realised perturbations, quota), if an
+    /// arm is attached.
+    pub fn stress_trace(&self) -> Option<&Trace> {
+        self.stress.as_ref().map(|s| s.wrapper.trace())
+    }
+
+    fn clean(task: &'static TaskSpec, seed: u64, options: EpisodeOptions) -> Self {
         let generator = Generator::new(task, seed);
         let plan = FaultPlan::new(task, generator.key());
         let words = (task.total_rows as usize).div_ceil(64);
@@ -80,6 +138,7 @@ impl Episode {
             served_totals: Vec::new(),
             chunks: String::new(),
             submitted: false,
+            stress: None,
         }
     }
 
@@ -200,7 +259,44 @@ impl Episode {
         }
         let task = self.task();
         let page = u32::try_from(args.page).unwrap_or(u32::MAX);
-        let served = inject(&self.generator, page, ordinal, self.prev_page);
+        let mut served = inject(&self.generator, page, ordinal, self.prev_page);
+        if let Some(stressed) = self.stress.as_mut() {
+            let plan = match stressed.wrapper.begin_step() {
+                Ok(plan) => plan,
+                Err(StressError::QuotaExhausted { .. }) => {
+                    self.counts.budget_exhausted += 1;
+                    return Err(ToolError::fatal(429, "request quota exhausted"));
+                }
+                Err(e) => return Err(ToolError::fatal(500, format!("stress engine: {e}"))),
+            };
+            if let Some(status) = crate::stress::fault_status(&plan.intents) {
+                stressed.wrapper.end_step(StressOutcome::Fault).ok();
+                self.counts.faults_served += 1;
+                return Err(ToolError { status, error: "rate limit exceeded".into(), retry: true, retry_after_s: Some(1) });
+            }
+            let records: Vec<_> = crate::faults::page_records(&self.generator, page);
+            let mut rng = plan.rng;
+            let mut adapter = ComtradeAdapter { task, page, records: &records };
+            let realised = adapter.realise(&plan.intents, served.rows, &mut rng);
+            for r in &realised.applied {
+                match r.intent {
+                    Perturbation::Corruption { kind: CorruptionKind::Duplicate, .. } => served.duplicates += r.affected,
+                    Perturbation::Distractor => served.totals += r.affected,
+                    _ => {}
+                }
+            }
+            served.rows = realised.observation;
+            stressed.wrapper.record_realised(&realised.applied).ok();
+            let (w, b) = ((page / 64) as usize, page % 64);
+            let new_page = !records.is_empty()
+                && stressed.pages_done.get_mut(w).is_some_and(|word| {
+                    let fresh = *word & (1 << b) == 0;
+                    *word |= 1 << b;
+                    fresh
+                });
+            let outcome = if new_page { StressOutcome::Success } else { StressOutcome::Neutral };
+            stressed.wrapper.end_step(outcome).ok();
+        }
         for row in &served.rows {
             match row {
                 Row::Record(r) => {

@@ -21,6 +21,7 @@ pub mod faults;
 pub mod protocol;
 pub mod record;
 pub mod rng;
+pub mod stress;
 pub mod submission;
 pub mod task;
 
@@ -31,5 +32,6 @@ pub use protocol::{
     SubmissionProtocol, SubmitArgs, TaskInfo, ToolError,
 };
 pub use record::{Generator, Record, Row, RowJson, Totals};
+pub use stress::StressConfig;
 pub use submission::Submission;
 pub use task::{FaultFamily, PagingMode, Query, TaskSpec, task, tasks};

@@ -22,6 +22,10 @@ pub struct F1Score {
     pub submitted: u32,
     /// |U|: distinct true records.
     pub true_unique: u32,
+    /// Distinct `record_id` strings among the lines (duplicates kept = submitted > this).
+    pub distinct_ids: u32,
+    /// Lines that are totals rows (`is_total`/`isTotal` true or a `-TOTAL-` id).
+    pub totals_rows: u32,
 }
 
 /// The canonical fields in served order; `record_id` last.
@@ -86,7 +90,19 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
     let mut seen = vec![false; total as usize];
     let mut unique = 0u32;
     let mut hints = Hints::new(FIELDS.len());
+    let mut ids: std::collections::HashSet<&str> = std::collections::HashSet::with_capacity(lines.len());
+    let mut totals_rows = 0u32;
     for line in lines {
+        if let Some(id) = hints.get(line, 9, FIELDS[9]).and_then(LiteValue::as_str) {
+            ids.insert(id);
+            if id.contains("-TOTAL-") {
+                totals_rows += 1;
+                continue;
+            }
+        }
+        if ["is_total", "isTotal"].iter().any(|k| line.get(k) == Some(&LiteValue::Bool(true))) {
+            totals_rows += 1;
+        }
         if let Some(i) = true_index(generator, &truth, line, &mut hints)
             && !std::mem::replace(&mut seen[i as usize], true)
         {
@@ -111,5 +127,7 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
         f1,
         submitted,
         true_unique: unique,
+        distinct_ids: ids.len() as u32,
+        totals_rows,
     }
 }

@@ -86,6 +86,12 @@ pub struct Scores {
     pub submitted: u32,
     /// Distinct true records submitted (|U|).
     pub true_unique: u32,
+    /// Distinct record ids submitted (lines above this are duplicates).
+    #[serde(default)]
+    pub distinct_ids: u32,
+    /// Totals rows submitted.
+    #[serde(default)]
+    pub totals_rows: u32,
     /// Legacy judge total out of 100.
     pub judge_total: f64,
     /// Legacy judge per-dimension points.
@@ -106,6 +112,8 @@ impl Scores {
             recall: f.recall,
             submitted: f.submitted,
             true_unique: f.true_unique,
+            distinct_ids: f.distinct_ids,
+            totals_rows: f.totals_rows,
             judge_total: j.total,
             judge_breakdown: j.breakdown,
             judge_errors: j.errors,

@@ -1,0 +1,148 @@
+//! The validity card (paper §5.5, A.13): every cell pass | fail | not probed with its evidence,
+//! and the licensed claim by a fixed lattice. A not-probed cell never licenses a claim.
+
+use serde::{Deserialize, Serialize};
+
+use crate::target::ScorerKind;
+
+/// A cell's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The condition holds.
+    Pass,
+    /// The condition fails.
+    Fail,
+    /// The audit could not test it (a hook is missing): never read as passing.
+    NotProbed,
+}
+
+impl Status {
+    /// How the card prints it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::NotProbed => "not probed",
+        }
+    }
+}
+
+/// One cell of the card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Verdict.
+    pub status: Status,
+    /// The evidence, in one or two sentences, with its numbers.
+    pub evidence: String,
+}
+
+impl Cell {
+    /// A not-probed cell naming the missing hook.
+    pub fn not_probed(why: impl Into<String>) -> Self {
+        Cell { status: Status::NotProbed, evidence: why.into() }
+    }
+}
+
+/// The strongest reading a configuration permits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Claim {
+    /// Replay, criterion sensitivity and ownership all pass.
+    ModelCapability,
+    /// Criterion passes, ownership fails.
+    ModelScaffoldSystemPerformance,
+    /// The scorer is shape-based (criterion fails).
+    SelfReportCompliance,
+    /// A specification scorer passes and ownership is not probed.
+    SpecificationCompliance,
+    /// Nothing is licensed.
+    None,
+}
+
+impl Claim {
+    /// The claim in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Claim::ModelCapability => "model capability",
+            Claim::ModelScaffoldSystemPerformance => "model–scaffold system performance",
+            Claim::SelfReportCompliance => "self-report compliance",
+            Claim::SpecificationCompliance => "specification compliance",
+            Claim::None => "none",
+        }
+    }
+}
+
+/// The lattice of SPEC §8 / paper A.13.
+pub fn licensed_claim(criterion: Status, ownership: Status, replay: Status, kind: ScorerKind) -> Claim {
+    use Status::*;
+    match (criterion, ownership, replay) {
+        (Pass, Pass, Pass) => Claim::ModelCapability,
+        (Pass, Fail, _) => Claim::ModelScaffoldSystemPerformance,
+        (Fail, _, _) => Claim::SelfReportCompliance,
+        (Pass, NotProbed, _) if kind == ScorerKind::Specification => Claim::SpecificationCompliance,
+        _ => Claim::None,
+    }
+}
+
+/// The card of one target configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    /// Target name.
+    pub target: String,
+    /// The scorer kind, as measured (criterion fails → shape) or declared.
+    pub scorer_kind: ScorerKind,
+    /// Criterion sensitivity.
+    pub criterion_sensitivity: Cell,
+    /// Ownership completeness (D_claimed ⊆ D_model, non-degenerate).
+    pub ownership: Cell,
+    /// Replay.
+    pub replay: Cell,
+    /// The licensed claim.
+    pub licensed_claim: Claim,
+}
+
+impl Card {
+    /// Assembles a card and applies the lattice.
+    pub fn new(target: String, kind: ScorerKind, criterion: Cell, ownership: Cell, replay: Cell) -> Self {
+        let scorer_kind = if criterion.status == Status::Fail { ScorerKind::Shape } else { kind };
+        let licensed_claim = licensed_claim(criterion.status, ownership.status, replay.status, scorer_kind);
+        Card { target, scorer_kind, criterion_sensitivity: criterion, ownership, replay, licensed_claim }
+    }
+}
+
+/// Cards side by side as Markdown.
+pub fn markdown(cards: &[Card]) -> String {
+    let mut md = String::from("| | ");
+    md.push_str(&cards.iter().map(|c| c.target.clone()).collect::<Vec<_>>().join(" | "));
+    md.push_str(" |\n|---|");
+    md.push_str(&"---|".repeat(cards.len()));
+    md.push('\n');
+    let row = |name: &str, f: &dyn Fn(&Card) -> String| format!("| {name} | {} |\n", cards.iter().map(f).collect::<Vec<_>>().join(" | "));
+    let cell = |c: &Cell| format!("**{}**: {}", c.status.label(), c.evidence);
+    md.push_str(&row("scorer kind", &|c| format!("{:?}", c.scorer_kind).to_lowercase()));
+    md.push_str(&row("criterion sensitivity", &|c| cell(&c.criterion_sensitivity)));
+    md.push_str(&row("ownership completeness", &|c| cell(&c.ownership)));
+    md.push_str(&row("replay", &|c| cell(&c.replay)));
+    md.push_str(&row("**licensed claim**", &|c| format!("**{}**", c.licensed_claim.label())));
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Status::*;
+
+    #[test]
+    fn the_lattice() {
+        assert_eq!(licensed_claim(Pass, Pass, Pass, ScorerKind::Outcome), Claim::ModelCapability);
+        assert_eq!(licensed_claim(Pass, Pass, Fail, ScorerKind::Outcome), Claim::None);
+        assert_eq!(licensed_claim(Pass, Fail, Pass, ScorerKind::Outcome), Claim::ModelScaffoldSystemPerformance);
+        assert_eq!(licensed_claim(Fail, Fail, Pass, ScorerKind::Shape), Claim::SelfReportCompliance);
+        assert_eq!(licensed_claim(Fail, Pass, Pass, ScorerKind::Shape), Claim::SelfReportCompliance);
+        assert_eq!(licensed_claim(Pass, NotProbed, Pass, ScorerKind::Specification), Claim::SpecificationCompliance);
+        assert_eq!(licensed_claim(Pass, NotProbed, Pass, ScorerKind::Outcome), Claim::None);
+        assert_eq!(licensed_claim(NotProbed, Pass, Pass, ScorerKind::Outcome), Claim::None);
+        assert_eq!(licensed_claim(NotProbed, NotProbed, NotProbed, ScorerKind::Unknown), Claim::None);
+    }
+}

@@ -1,0 +1,127 @@
+//! ComtradeBench as an audit target, in its two configurations: as shipped (L0 + the legacy
+//! judge) and repaired (L2 + ground-truth F1). It supplies all four hooks.
+
+use benchaudit_agents::{Decision, Level, Owner as AgentOwner, OwnershipMap};
+use benchaudit_comtrade::{Generator, Row, RowJson, Submission, task, tasks};
+use benchaudit_scoring::{GroundTruthF1, LegacyJudge, Scorer};
+use serde_json::Value;
+
+use crate::target::{DeclaredOwnership, Forged, Owner, ScorerKind, Target, TargetTask};
+
+/// Which configuration of ComtradeBench is audited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Configuration {
+    /// The released benchmark: production scaffold (L0) and the six-dimension judge.
+    AsShipped,
+    /// The repair: slim scaffold (L2) and ground-truth F1.
+    Repaired,
+}
+
+/// ComtradeBench under audit.
+#[derive(Debug, Clone, Copy)]
+pub struct ComtradeTarget {
+    /// Configuration.
+    pub configuration: Configuration,
+    /// The ownership map it declares (the scaffolds' own, unless a test mis-declares it).
+    pub declared: Option<fn() -> OwnershipMap>,
+}
+
+impl ComtradeTarget {
+    /// A configuration with the scaffolds' declared map.
+    pub fn new(configuration: Configuration) -> Self {
+        ComtradeTarget { configuration, declared: Some(OwnershipMap::declared) }
+    }
+
+    /// The level this configuration scores at.
+    pub fn level(&self) -> Level {
+        match self.configuration {
+            Configuration::AsShipped => Level::L0,
+            Configuration::Repaired => Level::L2,
+        }
+    }
+}
+
+/// The decision names the audit uses (the same words as the ownership map).
+pub fn decision_name(d: Decision) -> &'static str {
+    match d {
+        Decision::Retry => "retry",
+        Decision::Dedup => "dedup",
+        Decision::TotalsFilter => "totals_filter",
+        Decision::Pagination => "pagination",
+        Decision::Submission => "submission",
+    }
+}
+
+/// Converts the scaffolds' map into the target hook's shape.
+pub fn declared_from(map: &OwnershipMap, scored: Level) -> DeclaredOwnership {
+    DeclaredOwnership {
+        entries: map
+            .entries
+            .iter()
+            .map(|(l, d, o)| {
+                (l.to_string(), decision_name(*d).to_string(), if *o == AgentOwner::Model { Owner::Model } else { Owner::Harness })
+            })
+            .collect(),
+        // ComtradeBench claims to measure execution reliability: every decision the adversary targets.
+        claimed: Decision::ALL.iter().map(|d| decision_name(*d).to_string()).collect(),
+        scored_level: scored.to_string(),
+    }
+}
+
+impl Target for ComtradeTarget {
+    fn name(&self) -> String {
+        match self.configuration {
+            Configuration::AsShipped => "ComtradeBench as shipped (L0 + legacy judge)".into(),
+            Configuration::Repaired => "ComtradeBench repaired (L2 + ground-truth F1)".into(),
+        }
+    }
+
+    fn ownership(&self) -> Option<DeclaredOwnership> {
+        self.declared.map(|f| declared_from(&f(), self.level()))
+    }
+
+    fn registry(&self) -> Option<Vec<TargetTask>> {
+        Some(tasks().iter().map(|t| TargetTask { task_id: t.task_id.into(), seeds: Vec::new() }).collect())
+    }
+
+    fn truth(&self, task_id: &str, seed: u64) -> Option<Result<Vec<Value>, String>> {
+        let Some(t) = task(task_id) else { return Some(Err(format!("unknown task {task_id}"))) };
+        Some(Ok(Generator::new(t, seed)
+            .truth()
+            .map(|r| serde_json::to_value(RowJson { task: t, row: &Row::Record(r) }).unwrap_or(Value::Null))
+            .collect()))
+    }
+
+    fn score(&self, task_id: &str, seed: u64, s: &Forged) -> Option<Result<f64, String>> {
+        let Some(t) = task(task_id) else { return Some(Err(format!("unknown task {task_id}"))) };
+        let mut data = String::new();
+        for r in &s.records {
+            data.push_str(&r.to_string());
+            data.push('\n');
+        }
+        let submission = Submission::new(data, s.metadata.to_string(), s.run_log.clone());
+        Some(Ok(match self.configuration {
+            Configuration::AsShipped => LegacyJudge.reward(t, seed, &submission),
+            Configuration::Repaired => GroundTruthF1.reward(t, seed, &submission),
+        }))
+    }
+
+    fn resolution(&self) -> f64 {
+        match self.configuration {
+            Configuration::AsShipped => LegacyJudge.resolution(),
+            Configuration::Repaired => GroundTruthF1.resolution(),
+        }
+    }
+
+    fn pages(&self, task_id: &str) -> u32 {
+        task(task_id).map_or(1, |t| t.total_pages())
+    }
+
+    fn declared_scorer_kind(&self) -> ScorerKind {
+        match self.configuration {
+            Configuration::AsShipped => ScorerKind::Shape,
+            Configuration::Repaired => ScorerKind::Outcome,
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The forged-submission probe battery and criterion sensitivity (paper §3.2, A.13): forged
+//! submissions of known ground-truth quality go through the target's scorer; a criterion-valid
+//! scorer must rank the correct set strictly above every set of lower quality.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::target::{Forged, Target};
+
+/// The kinds of forged submission (SPEC §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    /// The canonical records, truthful metadata.
+    Correct,
+    /// No records, truthful metadata.
+    Empty,
+    /// Right shape, invented ids.
+    Fabricated,
+    /// The canonical records plus 20 % duplicates.
+    DuplicateLaden,
+    /// The canonical records plus summary (totals) rows.
+    TotalsLeaked,
+    /// The first half of the canonical records.
+    Partial,
+    /// The canonical records with a self-report that contradicts them.
+    ContradictoryReport,
+}
+
+impl ProbeKind {
+    /// Every kind, in battery order.
+    pub const ALL: [ProbeKind; 7] = [
+        ProbeKind::Correct,
+        ProbeKind::Empty,
+        ProbeKind::Fabricated,
+        ProbeKind::DuplicateLaden,
+        ProbeKind::TotalsLeaked,
+        ProbeKind::Partial,
+        ProbeKind::ContradictoryReport,
+    ];
+
+    /// Stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKind::Correct => "correct",
+            ProbeKind::Empty => "empty",
+            ProbeKind::Fabricated => "fabricated",
+            ProbeKind::DuplicateLaden => "duplicate_laden",
+            ProbeKind::TotalsLeaked => "totals_leaked",
+            ProbeKind::Partial => "partial",
+            ProbeKind::ContradictoryReport => "contradictory_report",
+        }
+    }
+}
+
+/// The self-report and log every forgery shares, so only the records (and, for the
+/// contradictory probe, the declared row count) vary — as in the paper's probe.
+fn metadata(task: &str, truth: &[Value], row_count: usize, pages: u32) -> Value {
+    let first = truth.first();
+    let schema: Vec<String> = first.and_then(Value::as_object).map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    let query: serde_json::Map<String, Value> = ["reporter", "partner", "flow", "hs", "year"]
+        .iter()
+        .filter_map(|k| first.and_then(|r| r.get(*k)).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    let key_fields = ["year", "reporter", "partner", "flow", "hs", "record_id"];
+    let dedup_key: Vec<&str> = key_fields.iter().copied().filter(|k| schema.iter().any(|s| s == k)).collect();
+    json!({
+        "task_id": task,
+        "query": query,
+        "row_count": row_count,
+        "schema": schema,
+        "dedup_key": if dedup_key.is_empty() { vec!["record_id"] } else { dedup_key },
+        "request_count": pages,
+        "request_stats": {"retries_total": 0},
+    })
+}
+
+fn run_log(task: &str, pages: u32) -> String {
+    let mut lines = vec![format!("INFO task_id={task}")];
+    lines.extend((1..=pages).map(|p| format!("INFO request={p} page={p}")));
+    lines.push("INFO complete=true".into());
+    lines.join("\n")
+}
+
+/// Builds one forged submission from the canonical records.
+pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32) -> Forged {
+    let n = truth.len();
+    let mut records: Vec<Value> = match kind {
+        ProbeKind::Correct | ProbeKind::ContradictoryReport => truth.to_vec(),
+        ProbeKind::Empty => Vec::new(),
+        ProbeKind::Fabricated => truth
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut r = r.clone();
+                if let Some(o) = r.as_object_mut() {
+                    o.insert("record_id".into(), json!(format!("FAB-{i:06}")));
+                }
+                r
+            })
+            .collect(),
+        ProbeKind::DuplicateLaden => {
+            let mut v = truth.to_vec();
+            v.extend(truth.iter().step_by(5).cloned());
+            v
+        }
+        ProbeKind::TotalsLeaked => {
+            let mut v = truth.to_vec();
+            let per_page = n.div_ceil(pages.max(1) as usize).max(1);
+            for (p, chunk) in truth.chunks(per_page).enumerate() {
+                let mut total = chunk.first().cloned().unwrap_or(json!({}));
+                if let Some(o) = total.as_object_mut() {
+                    for field in ["tradeValue", "netWeight", "qty"] {
+                        let sum: f64 = chunk.iter().filter_map(|r| r.get(field).and_then(Value::as_f64)).sum();
+                        if o.contains_key(field) {
+                            o.insert(field.into(), json!(sum as u64));
+                        }
+                    }
+                    o.insert("partner".into(), json!("WLD"));
+                    o.insert("record_id".into(), json!(format!("{task}-TOTAL-{:04}", p + 1)));
+                    o.insert("is_total".into(), json!(true));
+                }
+                v.push(total);
+            }
+            v
+        }
+        ProbeKind::Partial => truth[..n / 2].to_vec(),
+    };
+    if kind == ProbeKind::Empty {
+        records.clear();
+    }
+    let declared = if kind == ProbeKind::ContradictoryReport { 0 } else { records.len() };
+    Forged { metadata: metadata(task, truth, declared, pages), run_log: run_log(task, pages), records }
+}
+
+/// Ground-truth quality of a record set: F1 of distinct true records. A record is true iff it
+/// equals a canonical record on every canonical field (extra fields ignored).
+pub fn ground_truth_f1(truth: &[Value], records: &[Value]) -> f64 {
+    let key = |r: &Value| r.get("record_id").map(Value::to_string).unwrap_or_else(|| r.to_string());
+    let canonical: std::collections::HashMap<String, &Value> = truth.iter().map(|r| (key(r), r)).collect();
+    let mut hit = std::collections::HashSet::new();
+    for r in records {
+        let k = key(r);
+        if let Some(c) = canonical.get(&k)
+            && c.as_object().is_some_and(|o| o.iter().all(|(f, v)| r.get(f).is_some_and(|w| json_eq(v, w))))
+        {
+            hit.insert(k);
+        }
+    }
+    let u = hit.len() as f64;
+    let recall = if truth.is_empty() { 0.0 } else { u / truth.len() as f64 };
+    let precision = if records.is_empty() { 0.0 } else { u / records.len() as f64 };
+    if recall + precision == 0.0 { 0.0 } else { 2.0 * recall * precision / (recall + precision) }
+}
+
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// One probe's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeResult {
+    /// Task.
+    pub task: String,
+    /// Seed.
+    pub seed: u64,
+    /// Kind of forgery.
+    pub kind: ProbeKind,
+    /// The target scorer's reward, when it could score.
+    pub target_score: Option<f64>,
+    /// Ground-truth F1 of the records.
+    pub ground_truth: f64,
+    /// Why the target could not score, if it failed.
+    pub error: Option<String>,
+}
+
+/// Criterion sensitivity's verdict on one task's battery.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sensitivity {
+    /// Task.
+    pub task: String,
+    /// Kinds of strictly lower quality that tie with or beat the correct set.
+    pub violations: Vec<String>,
+    /// Whether a contradictory self-report at equal quality lowers the score ("grades the report").
+    pub grades_the_report: bool,
+}
+
+/// Runs the battery on `(task, seed)`; `None` when the truth or scorer hook is missing.
+pub fn battery(target: &dyn Target, task: &str, seed: u64, pages: u32) -> Option<Result<Vec<ProbeResult>, String>> {
+    let truth = match target.truth(task, seed)? {
+        Ok(t) => t,
+        Err(e) => return Some(Err(format!("truth hook failed for {task} seed {seed}: {e}"))),
+    };
+    let mut out = Vec::new();
+    for kind in ProbeKind::ALL {
+        let forged = forge(kind, task, &truth, pages);
+        let gt = ground_truth_f1(&truth, &forged.records);
+        let (score, error) = match target.score(task, seed, &forged)? {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e)),
+        };
+        out.push(ProbeResult { task: task.into(), seed, kind, target_score: score, ground_truth: gt, error });
+    }
+    Some(Ok(out))
+}
+
+/// Criterion sensitivity on one battery: j(correct) > j(x) + ε for every x of strictly lower
+/// ground-truth quality; a missing score counts as a violation (the scorer did not separate).
+pub fn sensitivity(results: &[ProbeResult], epsilon: f64) -> Option<Sensitivity> {
+    let correct = results.iter().find(|r| r.kind == ProbeKind::Correct)?;
+    let j_correct = correct.target_score?;
+    let mut violations = Vec::new();
+    let mut grades_the_report = false;
+    for r in results.iter().filter(|r| r.kind != ProbeKind::Correct) {
+        let j = r.target_score;
+        if r.ground_truth < correct.ground_truth - 1e-12 {
+            if j.is_none_or(|j| j_correct <= j + epsilon) {
+                violations.push(format!(
+                    "{}: target {} vs correct {:.4} at ground truth {:.3} vs {:.3}",
+                    r.kind.name(),
+                    j.map_or("unscored".into(), |j| format!("{j:.4}")),
+                    j_correct,
+                    r.ground_truth,
+                    correct.ground_truth
+                ));
+            }
+        } else if r.kind == ProbeKind::ContradictoryReport && j.is_some_and(|j| j < j_correct - epsilon) {
+            grades_the_report = true;
+        }
+    }
+    Some(Sensitivity { task: correct.task.clone(), violations, grades_the_report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn truth() -> Vec<Value> {
+        (0..10).map(|i| json!({"record_id": format!("T-{i:06}"), "qty": i})).collect()
+    }
+
+    #[test]
+    fn forged_sets_have_the_intended_quality() {
+        let t = truth();
+        let q = |k| ground_truth_f1(&t, &forge(k, "T", &t, 2).records);
+        assert_eq!(q(ProbeKind::Correct), 1.0);
+        assert_eq!(q(ProbeKind::ContradictoryReport), 1.0);
+        assert_eq!(q(ProbeKind::Empty), 0.0);
+        assert_eq!(q(ProbeKind::Fabricated), 0.0);
+        assert!(q(ProbeKind::DuplicateLaden) < 1.0 && q(ProbeKind::DuplicateLaden) > 0.8);
+        assert!(q(ProbeKind::TotalsLeaked) < 1.0);
+        assert!((q(ProbeKind::Partial) - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(forge(ProbeKind::ContradictoryReport, "T", &t, 2).metadata["row_count"], json!(0));
+    }
+
+    #[test]
+    fn a_tie_below_the_truth_fails_and_a_drop_at_equal_quality_grades_the_report() {
+        let mk = |kind, score: f64, gt| ProbeResult { task: "T".into(), seed: 0, kind, target_score: Some(score), ground_truth: gt, error: None };
+        let results = vec![mk(ProbeKind::Correct, 0.9, 1.0), mk(ProbeKind::Fabricated, 0.9, 0.0), mk(ProbeKind::ContradictoryReport, 0.5, 1.0)];
+        let s = sensitivity(&results, 1e-3).expect("correct present");
+        assert_eq!(s.violations.len(), 1);
+        assert!(s.grades_the_report);
+        let results = vec![mk(ProbeKind::Correct, 1.0, 1.0), mk(ProbeKind::Empty, 0.0, 0.0), mk(ProbeKind::Partial, 0.5, 0.6)];
+        assert!(sensitivity(&results, 1e-3).expect("correct").violations.is_empty());
+    }
+}

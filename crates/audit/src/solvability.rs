@@ -1,0 +1,106 @@
+//! Solvability (paper A.6): can every task be solved within its budget, and does the L2
+//! re-emission demand (rows × tokens per row, counted with a real tokenizer) fit the output
+//! budget? Where it does not, the task measures output budgets, not decisions: its F1 is capped
+//! regardless of ability. The `ids` protocol shrinks the demand; `chunked` spreads it over calls.
+
+use benchaudit_agents::{EpisodeRecord, Level, RuleKind, RunOptions};
+use benchaudit_comtrade::{Generator, Row, RowJson, TaskSpec, record::record_id};
+use serde::Serialize;
+
+use crate::runs::{Player, product, run_jobs};
+
+/// Output-token budgets of the paper (non-reasoning, reasoning-class).
+pub const BUDGETS: [u64; 2] = [6_000, 12_000];
+
+/// The tokenizer the demand is counted with.
+pub const TOKENIZER: &str = "o200k_base";
+
+/// Oracle solvability of one task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OracleSolve {
+    /// Task.
+    pub task: String,
+    /// Seeds run.
+    pub seeds: usize,
+    /// Seeds with F1 = 1 within the budget.
+    pub solved: usize,
+    /// Most requests an oracle episode needed.
+    pub max_requests: u32,
+    /// The budget.
+    pub budget: u32,
+}
+
+/// The re-emission bound of one task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReEmission {
+    /// Task.
+    pub task: String,
+    /// Canonical rows.
+    pub rows: u32,
+    /// Mean tokens per re-emitted row (one JSON line).
+    pub tokens_per_row: f64,
+    /// Mean tokens per record id under the `ids` protocol (one JSON array entry).
+    pub tokens_per_id: f64,
+    /// Full re-emission demand in tokens.
+    pub demand: u64,
+    /// Per budget: (budget, recall cap, F1 cap) when all rows go in one response (`full`).
+    pub full: Vec<(u64, f64, f64)>,
+    /// Per budget: caps when only ids are re-emitted (`ids`).
+    pub ids: Vec<(u64, f64, f64)>,
+    /// Per budget: caps when rows are spread over the step limit's responses (`chunked`,
+    /// budget per response); under a per-episode budget chunking alone does not lift the cap.
+    pub chunked: Vec<(u64, f64, f64)>,
+    /// Whether the `full` cap is below 1 at every budget (scale-bound).
+    pub scale_bound: bool,
+}
+
+fn caps(budget: u64, demand: u64) -> (u64, f64, f64) {
+    let recall = if demand == 0 { 1.0 } else { (budget as f64 / demand as f64).min(1.0) };
+    (budget, recall, 2.0 * recall / (1.0 + recall))
+}
+
+/// Measures the re-emission demand of a task on seed 0. `steps` is the LLM step limit.
+pub fn re_emission(task: &'static TaskSpec, steps: u32) -> Result<ReEmission, String> {
+    let bpe = tiktoken_rs::o200k_base_singleton();
+    let g = Generator::new(task, 0);
+    let (mut row_tokens, mut id_tokens) = (0u64, 0u64);
+    for r in g.truth() {
+        let line = serde_json::to_string(&RowJson { task, row: &Row::Record(r) }).map_err(|e| e.to_string())?;
+        row_tokens += bpe.encode_ordinary(&format!("{line}\n")).len() as u64;
+        id_tokens += bpe.encode_ordinary(&format!("\"{}\", ", record_id(task, r.index))).len() as u64;
+    }
+    let rows = task.total_rows;
+    let responses = u64::from(steps.saturating_sub(task.total_pages() + 2).max(1));
+    let full: Vec<_> = BUDGETS.iter().map(|&b| caps(b, row_tokens)).collect();
+    Ok(ReEmission {
+        task: task.task_id.into(),
+        rows,
+        tokens_per_row: row_tokens as f64 / f64::from(rows),
+        tokens_per_id: id_tokens as f64 / f64::from(rows),
+        demand: row_tokens,
+        scale_bound: full.iter().all(|(_, r, _)| *r < 1.0),
+        full,
+        ids: BUDGETS.iter().map(|&b| caps(b, id_tokens)).collect(),
+        chunked: BUDGETS.iter().map(|&b| caps(b * responses, row_tokens)).collect(),
+    })
+}
+
+/// Runs the oracle at L2 on every task and seed; returns per-task solvability and the episodes.
+pub fn oracle(tasks: &[&'static TaskSpec], seeds: &[u64], threads: usize) -> (Vec<OracleSolve>, Vec<EpisodeRecord>) {
+    let player = [Player::rule(RuleKind::Oracle)];
+    let records = run_jobs(&product(&player, &[Level::L2], tasks, seeds, RunOptions::default()), threads);
+    let solves = tasks
+        .iter()
+        .map(|t| {
+            let mine: Vec<&EpisodeRecord> = records.iter().filter(|r| r.key.task_id == t.task_id).collect();
+            OracleSolve {
+                task: t.task_id.into(),
+                seeds: mine.len(),
+                solved: mine.iter().filter(|r| r.scores.as_ref().is_some_and(|s| s.f1 == 1.0) && r.counts.requests <= t.max_requests).count(),
+                max_requests: mine.iter().map(|r| r.counts.requests).max().unwrap_or(0),
+                budget: t.max_requests,
+            }
+        })
+        .collect();
+    (solves, records)
+}

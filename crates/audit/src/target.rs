@@ -1,0 +1,108 @@
+//! A benchmark under audit supplies up to four hooks (paper A.13, SPEC §8). A missing hook makes
+//! every stage that needs it **not probed** — never passed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who makes an execution-critical decision, as a target declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Owner {
+    /// The harness.
+    Harness,
+    /// The model.
+    Model,
+}
+
+/// Hook 1: the scaffold-ownership map — per level, decision → owner — and the decisions the
+/// benchmark's construct claims to measure (D_claimed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeclaredOwnership {
+    /// `(level, decision, owner)` entries.
+    pub entries: Vec<(String, String, Owner)>,
+    /// D_claimed.
+    pub claimed: Vec<String>,
+    /// The level the benchmark is scored at in this configuration (the card's level).
+    pub scored_level: String,
+}
+
+impl DeclaredOwnership {
+    /// The decisions the model owns at `level`.
+    pub fn model_owned(&self, level: &str) -> Vec<String> {
+        self.entries.iter().filter(|(l, _, o)| l == level && *o == Owner::Model).map(|(_, d, _)| d.clone()).collect()
+    }
+
+    /// The declared owner of a decision at a level.
+    pub fn owner(&self, level: &str, decision: &str) -> Option<Owner> {
+        self.entries.iter().find(|(l, d, _)| l == level && d == decision).map(|(_, _, o)| *o)
+    }
+}
+
+/// Hook 2: one task of the target's registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetTask {
+    /// Task id.
+    pub task_id: String,
+    /// Seeds the audit may use (empty = any).
+    #[serde(default)]
+    pub seeds: Vec<u64>,
+}
+
+/// A forged submission: records, the self-report and the log, as a target's scorer reads them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Forged {
+    /// Records (one JSON object each).
+    pub records: Vec<Value>,
+    /// The self-report (metadata.json).
+    pub metadata: Value,
+    /// The run log.
+    pub run_log: String,
+}
+
+/// What kind of scorer a target ships (paper Appendix B).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScorerKind {
+    /// Grades shape and self-report.
+    Shape,
+    /// Grades the outcome against ground truth.
+    Outcome,
+    /// Grades conformance to a specification.
+    Specification,
+    /// Unknown until probed.
+    Unknown,
+}
+
+/// A benchmark under audit. Every hook is optional; `None` means "this target does not supply
+/// it" and the stages that need it are not probed.
+pub trait Target {
+    /// Display name (e.g. "ComtradeBench (as shipped: L0 + legacy judge)").
+    fn name(&self) -> String;
+
+    /// Hook 1.
+    fn ownership(&self) -> Option<DeclaredOwnership>;
+
+    /// Hook 2.
+    fn registry(&self) -> Option<Vec<TargetTask>>;
+
+    /// Hook 3: the canonical records of (task, seed), or why they could not be produced.
+    fn truth(&self, task: &str, seed: u64) -> Option<Result<Vec<Value>, String>>;
+
+    /// Hook 4: the target's own scorer on a submission, as a reward in [0, 1].
+    fn score(&self, task: &str, seed: u64, submission: &Forged) -> Option<Result<f64, String>>;
+
+    /// The smallest reward difference the scorer can express (criterion sensitivity's ε).
+    fn resolution(&self) -> f64 {
+        1e-9
+    }
+
+    /// Requests a complete pass of a task takes (shapes the forged self-report and log).
+    fn pages(&self, _task: &str) -> u32 {
+        1
+    }
+
+    /// The scorer kind the target declares (used when criterion sensitivity cannot decide).
+    fn declared_scorer_kind(&self) -> ScorerKind {
+        ScorerKind::Unknown
+    }
+}
