@@ -52,6 +52,25 @@ pub struct PlayerReliability {
     pub level: String,
     /// Summary over execution tasks × seeds.
     pub summary: Summary,
+    /// Quartiles (linear interpolation between order statistics, R type 7) and maximum, for
+    /// the spectrum's box and whisker.
+    pub q1: f64,
+    /// Median.
+    pub median: f64,
+    /// Third quartile.
+    pub q3: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// The R type-7 quantile of sorted values.
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * p;
+    let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
 /// One of the audit's regression assertions about its own numbers.
@@ -129,7 +148,7 @@ fn criterion_cell(sens: &[Sensitivity], probes: &[ProbeResult], epsilon: f64) ->
     let grades = sens.iter().filter(|s| s.grades_the_report).count();
     let graded = if grades > 0 { format!(" The scorer grades the report: a contradictory self-report lowers the score at equal ground truth on {grades} task(s).") } else { String::new() };
     if violations.is_empty() {
-        Cell { status: Status::Pass, evidence: format!("j(correct) > j(x) + ε (ε = {epsilon}) for every lower-quality forgery. {}.{graded}", summary.join("; ")) }
+        Cell { status: Status::Pass, evidence: format!("j(correct) > j(x) + ε (ε = {epsilon:e}) for every lower-quality forgery. {}.{graded}", summary.join("; ")) }
     } else {
         Cell { status: Status::Fail, evidence: format!("{} tie or inversion: {}. {}.{graded}", violations.len(), violations.join("; "), summary.join("; ")) }
     }
@@ -211,7 +230,17 @@ pub fn audit_comtrade(config: &AuditConfig, targets: &[ComtradeTarget]) -> Resul
         for level in Level::ALL {
             let v = mean_of(&pool, &p.name, level);
             if let Ok(summary) = summarize(&v, &SummaryConfig { threads, ..SummaryConfig::default() }) {
-                reliability.push(PlayerReliability { player: p.name.clone(), level: level.to_string(), summary });
+                let mut sorted = v.clone();
+                sorted.sort_by(f64::total_cmp);
+                reliability.push(PlayerReliability {
+                    player: p.name.clone(),
+                    level: level.to_string(),
+                    summary,
+                    q1: quantile(&sorted, 0.25),
+                    median: quantile(&sorted, 0.5),
+                    q3: quantile(&sorted, 0.75),
+                    max: sorted.last().copied().unwrap_or(f64::NAN),
+                });
             }
         }
     }

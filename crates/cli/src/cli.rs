@@ -25,6 +25,14 @@ pub enum Command {
     Score(ScoreArgs),
     /// Run policies × levels × tasks × seeds into a resumable run ledger.
     Run(crate::commands::run::RunArgs),
+    /// The main job: the key-free self-audit of ComtradeBench (card, report, figures).
+    Audit(crate::commands::audit::AuditArgs),
+    /// Reject any figure in prose that is absent from a JSON document.
+    Guard(crate::commands::guard::GuardArgs),
+    /// Escalating vs constant stress: matched-mean A/B, quota and squeeze, degradation.
+    Ab(crate::commands::ab::AbArgs),
+    /// Freeze a pre-registered experiment spec by hash.
+    Prereg(crate::commands::prereg::PreregArgs),
     /// Reliability statistics, tables and figures of a run directory.
     Report(crate::commands::report::ReportArgs),
     /// Serve ComtradeBench over REST and MCP (streamable HTTP).

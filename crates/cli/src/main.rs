@@ -4,8 +4,11 @@
 mod args;
 mod cli;
 mod commands;
+mod doc;
+mod figures;
 mod ledger;
 mod output;
+mod report;
 mod select;
 
 use std::process::ExitCode;
@@ -33,6 +36,10 @@ fn main() -> ExitCode {
         Command::Truth(args) => commands::truth::run(&args),
         Command::Score(args) => commands::score::run(&args),
         Command::Run(args) => commands::run::run(&args),
+        Command::Audit(args) => commands::audit::run(&args),
+        Command::Guard(args) => commands::guard::run(&args),
+        Command::Ab(args) => commands::ab::run(&args),
+        Command::Prereg(args) => commands::prereg::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Serve(args) => commands::serve::run(&args),
         Command::Mcp(args) => commands::mcp::run(&args),

@@ -1,6 +1,10 @@
 //! One module per subcommand.
 
+pub mod ab;
+pub mod audit;
+pub mod guard;
 pub mod mcp;
+pub mod prereg;
 pub mod report;
 pub mod run;
 pub mod score;
