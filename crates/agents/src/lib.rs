@@ -15,6 +15,7 @@
 
 pub mod collector;
 pub mod level;
+pub mod llm;
 pub mod policy;
 pub mod record;
 pub mod rules;

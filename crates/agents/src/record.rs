@@ -144,6 +144,21 @@ impl RunOptions {
     }
 }
 
+impl EpisodeSpec {
+    /// The ledger key of this episode when `policy` plays it: the one place keys are made, so
+    /// a resume recognises exactly the episodes a run records.
+    pub fn key(&self, policy: String) -> EpisodeKey {
+        EpisodeKey {
+            policy,
+            level: self.level,
+            task_id: self.task.task_id.to_string(),
+            seed: self.seed,
+            arm: self.options.stress.map(|s| s.label()),
+            options_hash: self.options.hash(),
+        }
+    }
+}
+
 /// A complete specification of one episode to run.
 #[derive(Debug, Clone, Copy)]
 pub struct EpisodeSpec {

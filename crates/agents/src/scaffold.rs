@@ -12,7 +12,7 @@ use crate::policy::{
     Action, EpisodeStart, FaultContext, FaultDecision, Policy, PolicyError, Slots, Step, ToolCall,
     ToolResult,
 };
-use crate::record::{Counts, EpisodeKey, EpisodeRecord, EpisodeSpec, Outcome, Timing};
+use crate::record::{Counts, EpisodeRecord, EpisodeSpec, Outcome, Timing};
 use crate::tools::execute;
 use crate::transcript::{Event, Transcript};
 
@@ -33,14 +33,7 @@ pub struct EpisodeRun {
 
 /// Runs one episode of `spec` with `policy` at the spec's level.
 pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
-    let key = EpisodeKey {
-        policy: policy.name(),
-        level: spec.level,
-        task_id: spec.task.task_id.to_string(),
-        seed: spec.seed,
-        arm: spec.options.stress.map(|s| s.label()),
-        options_hash: spec.options.hash(),
-    };
+    let key = spec.key(policy.name());
     let mut episode = match spec.options.stress {
         None => Episode::new(spec.task, spec.seed, spec.options.episode),
         Some(stress) => match Episode::with_stress(spec.task, spec.seed, spec.options.episode, stress) {

@@ -54,7 +54,7 @@ fn sigkill_midway_then_resume_records_every_episode_once_and_identically() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let partial = lines(dir.path());
-    assert!(partial >= 100 && partial < TOTAL, "killed midway ({partial} of {TOTAL})");
+    assert!((100..TOTAL).contains(&partial), "killed midway ({partial} of {TOTAL})");
 
     let o = run_into(dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -177,16 +177,24 @@ impl Episode {
         self.submitted
     }
 
-    /// The request budget in force (task budget or quota override).
+    /// The request budget in force: the task budget or its override, and a stress quota (after
+    /// any squeeze) when one is enforced.
     pub fn max_requests(&self) -> u32 {
-        self.options
-            .max_requests
-            .unwrap_or(self.task().max_requests)
+        let budget = self.options.max_requests.unwrap_or(self.task().max_requests);
+        match self.stress.as_ref().and_then(|s| s.wrapper.quota_limit()) {
+            Some(quota) => budget.min(quota),
+            None => budget,
+        }
     }
 
-    /// Requests left.
+    /// Requests left (the tighter of the budget and the stress quota).
     pub fn requests_remaining(&self) -> u32 {
-        self.max_requests().saturating_sub(self.counts.requests)
+        let budget = self.options.max_requests.unwrap_or(self.task().max_requests);
+        let left = budget.saturating_sub(self.counts.requests);
+        match self.stress.as_ref().and_then(|s| s.wrapper.quota_remaining()) {
+            Some(quota) => left.min(quota),
+            None => left,
+        }
     }
 
     /// Whether canonical record `index` has been served to this episode.
@@ -227,7 +235,8 @@ impl Episode {
 
     /// Tool 2: one page, or a fault envelope. Every call spends one unit of budget.
     pub fn fetch_page(&mut self, args: FetchPageArgs) -> Result<PageResponse, ToolError> {
-        if self.counts.requests >= self.max_requests() {
+        let budget = self.options.max_requests.unwrap_or(self.task().max_requests);
+        if self.counts.requests >= budget {
             self.counts.budget_exhausted += 1;
             return Err(ToolError::fatal(429, "request budget exhausted"));
         }

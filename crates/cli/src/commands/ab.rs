@@ -133,6 +133,14 @@ pub struct Comparison {
     pub decision: Option<bool>,
 }
 
+fn metric_name(m: MetricArg) -> &'static str {
+    match m {
+        MetricArg::Coverage => "coverage",
+        MetricArg::F1 => "ground-truth F1",
+        MetricArg::Judge => "legacy judge",
+    }
+}
+
 fn metric_of(r: &EpisodeRecord, m: MetricArg) -> Option<f64> {
     if r.outcome == Outcome::InfraError {
         return None;
@@ -237,7 +245,14 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
     let mut report = json!({"design": args.design, "task": task.task_id, "level": level, "metric": metric, "seeds": seeds, "matched_level": level_matched});
     if args.design == DesignArg::Degradation {
         let mut curves = Vec::new();
-        writeln!(text, "degradation on {} at {level} ({:?}), quota {:?}, {} seeds", task.task_id, metric, args.quota, seeds.len())?;
+        writeln!(
+            text,
+            "degradation on {} at {level} ({}), quota {}, {} seeds",
+            task.task_id,
+            metric_name(metric),
+            args.quota.map_or("free".into(), |q| q.to_string()),
+            seeds.len()
+        )?;
         for agent in &agents {
             let mut groups = Vec::new();
             for (dose, options) in DEGRADATION_DOSES.iter().zip(&options_list) {
@@ -295,25 +310,30 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         }
         writeln!(
             text,
-            "{} on {} at {level}: Δ = constant − escalating ({:?}), {} paired seeds, constant level {:.4} (computed from the escalating arm)",
+            "{} on {} at {level}: Δ = constant − escalating ({}), {} paired seeds, constant level {:.4} (computed from the escalating arm)",
             match args.design {
                 DesignArg::MatchedMean => "matched-mean A/B",
                 _ => "quota + squeeze",
             },
             task.task_id,
-            metric,
+            metric_name(metric),
             seeds.len(),
             level_matched
         )?;
-        writeln!(text, "{:<14} {:>6} {:>6} {:>8} {:>18} {:>7} {:>7} {:>24} {:>9} {:>9} {:>13}", "agent", "quota", "slack", "Δ", "95% CI", "p", "p_holm", "Cliff's δ [CI]", "deaths", "skips", "intensity")?;
+        writeln!(
+            text,
+            "{:<14} {:>6} {:>6} {:>13} {:>8} {:>18} {:>7} {:>7} {:>24} {:>9} {:>9} {:>13}",
+            "agent", "quota", "slack", "mean", "Δ", "95% CI", "p", "p_holm", "Cliff's δ [CI]", "deaths", "skips", "intensity"
+        )?;
         for c in &family {
             let st = &c.stats;
             writeln!(
                 text,
-                "{:<14} {:>6} {:>6} {:>+8.3} {:>18} {:>7.4} {:>7.4} {:>24} {:>9} {:>9} {:>13}",
+                "{:<14} {:>6} {:>6} {:>13} {:>+8.3} {:>18} {:>7.4} {:>7.4} {:>24} {:>9} {:>9} {:>13}",
                 c.agent,
                 c.quota.map_or("free".into(), |q| q.to_string()),
                 c.slack.map_or("-".into(), |s| s.to_string()),
+                format!("{:.3}/{:.3}", st.mean_b, st.mean_a),
                 st.mean_delta,
                 format!("[{:+.3}, {:+.3}]", st.delta_ci.lo, st.delta_ci.hi),
                 st.p_value(),
@@ -324,7 +344,7 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
                 format!("{:.3}/{:.3}", c.mean_intensity.0, c.mean_intensity.1),
             )?;
         }
-        writeln!(text, "(deaths, skips and intensity: escalating/constant arm)")?;
+        writeln!(text, "(mean outcome, deaths, skips and intensity: escalating/constant arm)")?;
         if let Some((experiment, hash)) = &frozen {
             writeln!(text, "\npre-registration {} (sha256 {hash}), predicted Δ {:?}:", experiment.name, experiment.predicted)?;
             let deviations = deviations(experiment, args, level, metric, &agents);

@@ -1,50 +1,13 @@
-//! `benchaudit mcp`: one episode over MCP stdio.
+//! `benchaudit mcp`: one episode over MCP stdio, for MCP clients that spawn servers. stdout
+//! carries only protocol messages; anything else goes to stderr.
 
 use std::process::ExitCode;
 
-use benchaudit_comtrade::{EpisodeOptions, InterfaceProfile, SubmissionProtocol};
-use clap::{Args, ValueEnum};
+use benchaudit_comtrade::EpisodeOptions;
+use clap::Args;
 
+use crate::args::{InterfaceArg, RewardArg, SubmissionArg};
 use crate::commands::resolve_task;
-
-/// Interface profile on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum InterfaceArg {
-    /// As released: 422 says retry.
-    Legacy,
-    /// 422 says do not retry.
-    Strict,
-}
-
-/// Submission protocol on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum SubmissionArg {
-    /// Re-emit every record.
-    Full,
-    /// Submit record ids.
-    Ids,
-    /// append_results chunks, then submit.
-    Chunked,
-}
-
-impl From<InterfaceArg> for InterfaceProfile {
-    fn from(a: InterfaceArg) -> Self {
-        match a {
-            InterfaceArg::Legacy => InterfaceProfile::Legacy,
-            InterfaceArg::Strict => InterfaceProfile::Strict,
-        }
-    }
-}
-
-impl From<SubmissionArg> for SubmissionProtocol {
-    fn from(a: SubmissionArg) -> Self {
-        match a {
-            SubmissionArg::Full => SubmissionProtocol::Full,
-            SubmissionArg::Ids => SubmissionProtocol::Ids,
-            SubmissionArg::Chunked => SubmissionProtocol::Chunked,
-        }
-    }
-}
 
 /// `benchaudit mcp`
 #[derive(Debug, Args)]
@@ -61,12 +24,22 @@ pub struct McpArgs {
     /// Submission protocol.
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
+    /// Request budget override (a quota); default: the task's max_requests.
+    #[arg(long)]
+    pub max_requests: Option<u32>,
+    /// Primary scorer giving the submission's `reward` (both are always reported).
+    #[arg(long, value_enum, default_value = "f1")]
+    pub reward: RewardArg,
 }
 
 /// Runs the subcommand.
 pub fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
     let task = resolve_task(&args.task)?;
-    let options = EpisodeOptions { interface: args.interface.into(), submission: args.submission.into(), max_requests: None };
-    benchaudit_server::serve_stdio_blocking(task, args.seed, options)?;
+    let options = EpisodeOptions {
+        interface: args.interface.into(),
+        submission: args.submission.into(),
+        max_requests: args.max_requests,
+    };
+    benchaudit_server::serve_stdio_blocking(task, args.seed, options, args.reward.into())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,18 +1,123 @@
-//! `benchaudit report` (being written).
+//! `benchaudit report RUN_DIR` and `benchaudit report --compare RUN_A RUN_B`: reliability
+//! statistics, `stats.json`, report.md, a self-contained report.html and figures (SVG + PNG),
+//! with the number guard run on both documents (exit 1 when it fails).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::UsageError;
+use crate::output::print;
+use crate::report::compute::Options;
+use crate::report::model::Metric;
+use crate::report::{write_compare_report, write_run_report};
+
+/// Largest bootstrap B accepted on the command line (each row resamples B times).
+const MAX_RESAMPLES: usize = 1_000_000;
+
 /// `benchaudit report`
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run directory to report on.
-    pub run_dir: PathBuf,
+    /// Run directory written by `benchaudit run` (omit it with --compare).
+    #[arg(required_unless_present = "compare", conflicts_with = "compare")]
+    pub run_dir: Option<PathBuf>,
+    /// Compare two runs: episodes paired by (policy, level, arm, task, seed); Δ = B − A.
+    #[arg(long, num_args = 2, value_names = ["RUN_A", "RUN_B"])]
+    pub compare: Option<Vec<PathBuf>>,
+    /// Output directory [default: RUN_DIR/report; with --compare: RUN_B/compare-report].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Per-episode metric: ground-truth F1, judge total / 100, or L1 coverage.
+    #[arg(long, value_enum, default_value = "f1")]
+    pub metric: Metric,
+    /// CVaR tail fraction α (mean of the ⌈α·n⌉ lowest values), in (0, 1].
+    #[arg(long, default_value_t = 0.2, value_parser = parse_alpha)]
+    pub alpha: f64,
+    /// Reliability thresholds τ, comma-separated (share of episodes ≥ τ).
+    #[arg(long, value_delimiter = ',', default_values_t = [0.9, 0.5], value_parser = parse_tau)]
+    pub tau: Vec<f64>,
+    /// Bootstrap seed (results are bit-identical for a given seed).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Bootstrap replicates B.
+    #[arg(long, default_value_t = 2000, value_parser = parse_resamples)]
+    pub resamples: usize,
 }
 
-/// Runs the subcommand.
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    let a: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if a > 0.0 && a <= 1.0 {
+        Ok(a)
+    } else {
+        Err(format!("α must be in (0, 1], got {s}"))
+    }
+}
+
+fn parse_tau(s: &str) -> Result<f64, String> {
+    let t: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if t.is_finite() {
+        Ok(t)
+    } else {
+        Err(format!("τ must be finite, got {s}"))
+    }
+}
+
+fn parse_resamples(s: &str) -> Result<usize, String> {
+    let b: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if (1..=MAX_RESAMPLES).contains(&b) {
+        Ok(b)
+    } else {
+        Err(format!("B must be in 1..={MAX_RESAMPLES}, got {s}"))
+    }
+}
+
+/// Runs the subcommand: 0 when the report is written and passes the number guard, 1 when
+/// the guard rejects a number, 2 for bad input.
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("report is not built yet ({})", args.run_dir.display())
+    if args.tau.is_empty() {
+        return Err(UsageError("give at least one --tau threshold".into()).into());
+    }
+    let opts = Options {
+        metric: args.metric,
+        alpha: args.alpha,
+        taus: args.tau.clone(),
+        seed: args.seed,
+        resamples: args.resamples,
+    };
+    let written = match (&args.run_dir, args.compare.as_deref()) {
+        (_, Some([a, b])) => {
+            let out = args.out.clone().unwrap_or_else(|| b.join("compare-report"));
+            write_compare_report(a, b, &out, &opts)?
+        }
+        (Some(dir), None) => {
+            let out = args.out.clone().unwrap_or_else(|| dir.join("report"));
+            write_run_report(dir, &out, &opts)?
+        }
+        _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
+    };
+    let mut text = written.summary.clone();
+    text.push_str(&format!("wrote {}:\n", written.out.display()));
+    for f in &written.files {
+        text.push_str(&format!("  {f}\n"));
+    }
+    print(&text)?;
+    if written.passed() {
+        eprintln!("{}", written.guard_markdown);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("report.md: {}", written.guard_markdown);
+        eprintln!("report.html: {}", written.guard_html);
+        eprintln!("the report states numbers that are not in stats.json (details in guard.json)");
+        Ok(ExitCode::from(1))
+    }
 }

@@ -14,6 +14,7 @@ use benchaudit_agents::{
     EpisodeKey, EpisodeRecord, EpisodeRun, EpisodeSpec, Level, Outcome, Policy, RuleKind, RulePolicy, RunOptions,
     run_episode,
 };
+use benchaudit_agents::llm::{AgentOptions, LlmAgent, ModelOverrides, build_agents};
 use benchaudit_comtrade::{EpisodeOptions, TaskSpec};
 use clap::Args;
 use serde_json::json;
@@ -58,6 +59,34 @@ pub struct RunArgs {
     /// Override every task's request budget (a quota).
     #[arg(long)]
     pub max_requests: Option<u32>,
+    /// LLMs as PROVIDER:NAME, comma-separated or repeated. Providers: openai, anthropic (its
+    /// OpenAI-compatible endpoint), together — keys from OPENAI_API_KEY, ANTHROPIC_API_KEY,
+    /// TOGETHER_API_KEY — or any name with --base-url (llama.cpp, vLLM, Ollama).
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
+    /// An OpenAI-compatible server for every --model, e.g. http://127.0.0.1:8081/v1. No key is
+    /// sent to it unless --api-key-env names one.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// The environment variable that holds the API key (keys are read from the environment only).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Model requests per minute per endpoint and key, shared by every model and --jobs worker.
+    #[arg(long)]
+    pub rpm: Option<u32>,
+    /// Per-episode output-token budget of models (default 6000; 12000 for reasoning-class).
+    #[arg(long)]
+    pub max_output_tokens: Option<u64>,
+    /// L2 step limit of models: tool calls per episode (default 30).
+    #[arg(long)]
+    pub step_limit: Option<u32>,
+    /// Offer tools in the prompt and read `<tool_call>{json}</tool_call>` from replies, for
+    /// models or servers without native tool calling.
+    #[arg(long)]
+    pub text_protocol: bool,
+    /// Seconds before a model request times out (a timeout is retried like any provider fault).
+    #[arg(long, default_value_t = 300)]
+    pub request_timeout: u64,
 }
 
 /// Who plays the model in a run.
@@ -65,6 +94,8 @@ pub struct RunArgs {
 pub enum Agent {
     /// A built-in rule policy.
     Rule(RuleKind),
+    /// An LLM behind an OpenAI-compatible API (`provider:model`).
+    Model(LlmAgent),
 }
 
 impl Agent {
@@ -72,6 +103,7 @@ impl Agent {
     pub fn name(&self) -> String {
         match self {
             Agent::Rule(k) => k.name().to_string(),
+            Agent::Model(m) => m.name(),
         }
     }
 
@@ -79,7 +111,31 @@ impl Agent {
     pub fn policy(&self) -> Box<dyn Policy> {
         match self {
             Agent::Rule(k) => Box::new(RulePolicy::new(*k)),
+            Agent::Model(m) => Box::new(m.policy()),
         }
+    }
+
+    /// The `--model` agents of a run. Fails before any episode runs on a bad model name, an
+    /// unknown provider without --base-url, or a missing key variable.
+    pub fn models(args: &RunArgs) -> Result<Vec<Agent>, UsageError> {
+        if args.model.is_empty() {
+            let stray = [("--base-url", args.base_url.is_some()), ("--api-key-env", args.api_key_env.is_some()), ("--rpm", args.rpm.is_some()), ("--max-output-tokens", args.max_output_tokens.is_some()), ("--step-limit", args.step_limit.is_some()), ("--text-protocol", args.text_protocol)];
+            return match stray.iter().find(|(_, given)| *given) {
+                Some((flag, _)) => Err(UsageError(format!("{flag} applies to models: give --model PROVIDER:NAME"))),
+                None => Ok(Vec::new()),
+            };
+        }
+        if args.rpm == Some(0) || args.request_timeout == 0 {
+            return Err(UsageError("--rpm and --request-timeout must be at least 1".into()));
+        }
+        let options = AgentOptions {
+            overrides: ModelOverrides { base_url: args.base_url.clone(), api_key_env: args.api_key_env.clone(), token_budget: args.max_output_tokens, step_limit: args.step_limit, text_protocol: args.text_protocol },
+            rpm: args.rpm,
+            request_timeout: std::time::Duration::from_secs(args.request_timeout),
+            ..AgentOptions::default()
+        };
+        let agents = build_agents(&args.model, &options).map_err(|e| UsageError(e.to_string()))?;
+        Ok(agents.into_iter().map(Agent::Model).collect())
     }
 }
 
@@ -92,10 +148,14 @@ struct Work {
 
 /// Runs the subcommand.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let Some(policy_spec) = args.policy.as_deref() else {
-        return Err(UsageError("give --policy NAME[,NAME..]".into()).into());
+    if args.policy.is_none() && args.model.is_empty() {
+        return Err(UsageError("give --policy NAME[,NAME..] and/or --model PROVIDER:NAME[,..]".into()).into());
+    }
+    let mut agents: Vec<Agent> = match args.policy.as_deref() {
+        Some(spec) => select::rule_policies(spec)?.into_iter().map(Agent::Rule).collect(),
+        None => Vec::new(),
     };
-    let agents: Vec<Agent> = select::rule_policies(policy_spec)?.into_iter().map(Agent::Rule).collect();
+    agents.extend(Agent::models(args)?);
     let levels = select::levels(&args.level)?;
     let tasks = select::task_list(&args.tasks)?;
     let seeds = select::seeds(&args.seeds)?;
@@ -105,14 +165,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         episode: EpisodeOptions { interface: args.interface.into(), submission: args.submission.into(), max_requests: args.max_requests },
         reward: args.reward.into(),
+        stress: None,
     };
-    let config = json!({
+    let mut config = json!({
         "policies": agents.iter().map(Agent::name).collect::<Vec<_>>(),
         "levels": levels,
         "tasks": tasks.iter().map(|t| t.task_id).collect::<Vec<_>>(),
         "seeds": seeds,
         "options": options,
     });
+    // What shapes a model's episodes (endpoint, quirks, budget, step limit, tool protocol; the
+    // key variable's name, never the key) belongs to the run's configuration.
+    let models: Vec<_> = agents.iter().filter_map(|a| if let Agent::Model(m) = a { Some(m.config()) } else { None }).collect();
+    if !models.is_empty() {
+        config["models"] = json!(models);
+    }
     let records = execute(&args.out, config, &agents, &levels, &tasks, &seeds, options, args.jobs)?;
     print(&summary(&records))?;
     Ok(ExitCode::SUCCESS)
@@ -152,23 +219,17 @@ pub fn execute(
         for &level in levels {
             for &task in tasks {
                 for &seed in seeds {
-                    let key = EpisodeKey {
-                        policy: agent.name(),
-                        level,
-                        task_id: task.task_id.to_string(),
-                        seed,
-                        arm: None,
-                        options_hash: options.hash(),
-                    };
+                    let spec = EpisodeSpec { task, seed, level, options };
+                    let key = spec.key(agent.name());
                     if !ledger.is_done(&key) {
-                        work.push(Work { agent: a, spec: EpisodeSpec { task, seed, level, options }, key });
+                        work.push(Work { agent: a, spec, key });
                     }
                 }
             }
         }
     }
     let total = work.len();
-    let skipped = ledger.existing.len();
+    let skipped = agents.len() * levels.len() * tasks.len() * seeds.len() - total;
     if skipped > 0 {
         eprintln!("resuming {}: {skipped} episodes already recorded, {total} to run", out.display());
     }

@@ -1,0 +1,167 @@
+//! `benchaudit mcp` driven by the official MCP client over stdio: the tool list, an oracle
+//! episode scored F1 1, and tool errors as tool results.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+use tokio::process::Command;
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn spawn(args: &[&str]) -> Client {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_benchaudit"));
+    cmd.arg("mcp").args(args);
+    let transport = TokioChildProcess::new(cmd).expect("spawn benchaudit mcp");
+    ().serve(transport).await.expect("MCP handshake over stdio")
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// Ok(structured content) or Err(structured content of an isError result).
+async fn call(client: &Client, name: &'static str, arguments: Value) -> Result<Value, Value> {
+    let r = client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(args(arguments)))
+        .await
+        .expect("tool call");
+    let content = r.structured_content.expect("structured content");
+    if r.is_error == Some(true) {
+        Err(content)
+    } else {
+        Ok(content)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oracle_episode_over_stdio_scores_f1_one() {
+    let client = spawn(&["--task", "T8_mixed_faults", "--seed", "3"]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["fetch_page", "get_task_info", "submit_results"]);
+    for t in &tools {
+        let props = t
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (arg, schema) in &props {
+            assert!(
+                schema.get("description").and_then(Value::as_str).is_some(),
+                "{}.{arg} undocumented",
+                t.name
+            );
+        }
+    }
+    let info = call(&client, "get_task_info", json!({})).await.unwrap();
+    assert_eq!(info["task_id"], "T8_mixed_faults");
+    let total_rows = info["constraints"]["total_rows"].as_u64().unwrap() as usize;
+    let page_size = info["constraints"]["page_size"].as_u64().unwrap() as usize;
+    let mut records: BTreeMap<String, Value> = BTreeMap::new();
+    let mut faults = 0;
+    let mut log = Vec::new();
+    for page in 1..=total_rows.div_ceil(page_size) {
+        loop {
+            match call(&client, "fetch_page", json!({"page": page})).await {
+                Ok(body) => {
+                    for row in body["rows"].as_array().unwrap() {
+                        if row.get("is_total") != Some(&Value::Bool(true)) {
+                            records.insert(
+                                row["record_id"].as_str().unwrap().to_string(),
+                                row.clone(),
+                            );
+                        }
+                    }
+                    log.push(format!("page={page} request={} ok", body["request"]));
+                    break;
+                }
+                Err(e) => {
+                    assert_eq!(
+                        (e["status"].clone(), e["retry"].clone()),
+                        (json!(429), json!(true)),
+                        "{e}"
+                    );
+                    faults += 1;
+                    log.push(format!("page={page} 429 retrying with exponential backoff"));
+                }
+            }
+        }
+    }
+    assert_eq!(faults, 2, "T8 plans two 429s");
+    assert_eq!(records.len(), total_rows);
+    let data: String = records.values().map(|r| format!("{r}\n")).collect();
+    let metadata = json!({"task_id": "T8_mixed_faults", "query": info["query"], "row_count": records.len(),
+        "schema": ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"],
+        "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"]});
+    let answer = call(&client, "submit_results", json!({"data_jsonl": data, "metadata_json": metadata.to_string(), "run_log": log.join("\n")}))
+        .await
+        .unwrap();
+    assert_eq!(answer["done"], true);
+    assert_eq!(answer["scores"]["f1"], 1.0, "{answer}");
+    assert_eq!(answer["reward"], 1.0);
+    let again = call(&client, "submit_results", json!({"data_jsonl": ""}))
+        .await
+        .unwrap_err();
+    assert_eq!(again["status"], 409);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_options_reach_the_episode() {
+    let client = spawn(&[
+        "--task",
+        "T2_multi_page",
+        "--seed",
+        "1",
+        "--interface",
+        "strict",
+        "--submission",
+        "chunked",
+        "--reward",
+        "judge",
+    ])
+    .await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(
+        tools.iter().any(|t| t.name == "append_results"),
+        "chunked episodes list append_results"
+    );
+    let e = call(&client, "fetch_page", json!({"page": 0}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e["status"].clone(), e["retry"].clone()),
+        (json!(422), json!(false)),
+        "strict interface"
+    );
+    assert_eq!(
+        call(&client, "append_results", json!({"data_jsonl": "{}"}))
+            .await
+            .unwrap()["records_held"],
+        1
+    );
+    let answer = call(
+        &client,
+        "submit_results",
+        json!({"metadata_json": "{}", "run_log": "x"}),
+    )
+    .await
+    .unwrap();
+    let judge = answer["scores"]["judge_total"].as_f64().unwrap();
+    assert_eq!(
+        answer["reward"].as_f64().unwrap(),
+        judge / 100.0,
+        "judge is the primary scorer: {answer}"
+    );
+    client.cancel().await.unwrap();
+}

@@ -1,0 +1,772 @@
+//! `benchaudit report` end to end: a real run of the rule stand-ins, the report's numbers
+//! recomputed from episodes.jsonl, the files and figures checked, the number guard applied to
+//! the documents (and to a doctored copy), reproducibility, run comparison, A/B arms and doses,
+//! and the exit codes for bad input.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use benchaudit_audit::guard;
+use benchaudit_stats::{SummaryConfig, summarize};
+use serde_json::{Value, json};
+
+const POLICIES: &str =
+    "oracle,no-dedup,keeps-totals,skips-faults,single-pass,page-zero,fabricator,empty";
+const TASKS: &str = "T3_duplicates,T4_rate_limit_429,T5_server_error_500,T6_page_drift,T7_totals_trap,T8_mixed_faults";
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .args(args)
+        .output()
+        .expect("run benchaudit")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "benchaudit {args:?} exited {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// (policy, level, task) → seed → F1, read straight from the ledger (infra errors skipped).
+fn f1_by_cell(run_dir: &Path) -> BTreeMap<(String, String, String), BTreeMap<u64, f64>> {
+    let text = std::fs::read_to_string(run_dir.join("episodes.jsonl")).unwrap();
+    let mut cells: BTreeMap<_, BTreeMap<u64, f64>> = BTreeMap::new();
+    for line in text.lines() {
+        let r: Value = serde_json::from_str(line).unwrap();
+        if r["outcome"] == "infra_error" {
+            continue;
+        }
+        let key = &r["key"];
+        cells
+            .entry((
+                key["policy"].as_str().unwrap().to_string(),
+                key["level"].as_str().unwrap().to_string(),
+                key["task_id"].as_str().unwrap().to_string(),
+            ))
+            .or_default()
+            .insert(
+                key["seed"].as_u64().unwrap(),
+                r["scores"]["f1"].as_f64().unwrap(),
+            );
+    }
+    cells
+}
+
+/// Mean, worst, CVaR@0.2 and Reliability@{0.9, 0.5} by their definitions (SPEC §7).
+fn recompute(values: &[f64]) -> (f64, f64, f64, [f64; 2]) {
+    let n = values.len();
+    let mut sum = 0.0;
+    for v in values {
+        sum += v;
+    }
+    let mean = sum / n as f64;
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let k = ((0.2 * n as f64) - 1e-9).ceil().max(1.0) as usize;
+    let mut tail = 0.0;
+    for v in &sorted[..k] {
+        tail += v;
+    }
+    let share = |tau: f64| values.iter().filter(|&&v| v >= tau).count() as f64 / n as f64;
+    (mean, sorted[0], tail / k as f64, [share(0.9), share(0.5)])
+}
+
+/// Equality up to a few ulps: stats.json holds the exact shortest representation, but
+/// serde_json's default (non-`float_roundtrip`) parser may land one ulp off when reading it.
+#[track_caller]
+fn same(json: &Value, expected: f64, what: &str) {
+    let got = json
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: {json} is not a number"));
+    let tolerance = 4.0 * f64::EPSILON * got.abs().max(expected.abs());
+    assert!(
+        got == expected || (got - expected).abs() <= tolerance,
+        "{what}: stats.json has {got}, recomputed {expected}"
+    );
+}
+
+fn check_summary(what: &str, summary: &Value, values: &[f64]) {
+    let (mean, worst, cvar, rel) = recompute(values);
+    assert_eq!(
+        summary["n"].as_u64().unwrap() as usize,
+        values.len(),
+        "{what} n"
+    );
+    same(&summary["mean"], mean, &format!("{what} mean"));
+    same(&summary["worst"], worst, &format!("{what} worst"));
+    same(&summary["cvar_alpha"], 0.2, &format!("{what} alpha"));
+    same(&summary["cvar"], cvar, &format!("{what} cvar"));
+    same(&summary["reliability"][0]["tau"], 0.9, "tau");
+    same(
+        &summary["reliability"][0]["fraction"],
+        rel[0],
+        &format!("{what} R@0.9"),
+    );
+    same(&summary["reliability"][1]["tau"], 0.5, "tau");
+    same(
+        &summary["reliability"][1]["fraction"],
+        rel[1],
+        &format!("{what} R@0.5"),
+    );
+    // The CI is the stats crate's seeded bootstrap (seed 0, B = 2000) over the documented
+    // value order, to the bit; and it brackets the mean.
+    let expected = summarize(
+        values,
+        &SummaryConfig {
+            threads: 2,
+            ..SummaryConfig::default()
+        },
+    )
+    .unwrap();
+    let ci = &summary["mean_ci"];
+    same(&ci["lo"], expected.mean_ci.lo, &format!("{what} CI lo"));
+    same(&ci["hi"], expected.mean_ci.hi, &format!("{what} CI hi"));
+    assert_eq!(
+        (
+            ci["resamples"].as_u64(),
+            ci["seed"].as_u64(),
+            ci["level"].as_f64()
+        ),
+        (Some(2000), Some(0), Some(0.95))
+    );
+    assert!(
+        ci["lo"].as_f64().unwrap() <= mean && mean <= ci["hi"].as_f64().unwrap(),
+        "{what}"
+    );
+}
+
+fn fmt3(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+#[test]
+fn report_of_the_rule_stand_ins_matches_the_ledger() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("l2-rules");
+    ok(&[
+        "run",
+        "--policy",
+        POLICIES,
+        "--level",
+        "L2",
+        "--tasks",
+        TASKS,
+        "--seeds",
+        "0..9",
+        "--out",
+        p(&run_dir),
+        "--jobs",
+        "2",
+    ]);
+    let out = tmp.path().join("report");
+    let o = ok(&["report", p(&run_dir), "--out", p(&out)]);
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        stdout.contains("| oracle | L2 | 6 | 60 | 1.000 |"),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("number guard passed"));
+
+    let stats = read_json(&out.join("stats.json"));
+    assert_eq!(stats["schema"], "benchaudit.report/1");
+    assert_eq!(stats["settings"]["metric"], "f1");
+    assert_eq!(stats["episodes"]["total"], 480);
+    assert_eq!(stats["episodes"]["used"], 480);
+    assert_eq!(stats["episodes"]["infra_errors"], 0);
+
+    // Every per-task cell and every pooled row, recomputed from episodes.jsonl.
+    let ledger = f1_by_cell(&run_dir);
+    let cells = stats["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 48);
+    for ((policy, level, task), seeds) in &ledger {
+        let cell = cells
+            .iter()
+            .find(|c| {
+                c["policy"] == policy.as_str()
+                    && c["level"] == level.as_str()
+                    && c["task_id"] == task.as_str()
+            })
+            .unwrap_or_else(|| panic!("no cell for {policy} {level} {task}"));
+        let values: Vec<f64> = seeds.values().copied().collect();
+        check_summary(&format!("{policy} {task}"), &cell["summary"], &values);
+        let recorded: Vec<(u64, f64)> = cell["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["seed"].as_u64().unwrap(), v["value"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(
+            recorded,
+            seeds.iter().map(|(s, v)| (*s, *v)).collect::<Vec<_>>()
+        );
+        let (mean, worst, _, _) = recompute(&values);
+        same(&cell["gap"]["gap"], mean - worst, "gap = mean − worst");
+    }
+    let pooled = stats["pooled"].as_array().unwrap();
+    assert_eq!(pooled.len(), 8);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for row in pooled {
+        let policy = row["policy"].as_str().unwrap();
+        let values: Vec<f64> = ledger
+            .iter()
+            .filter(|((pol, _, _), _)| pol == policy)
+            .flat_map(|(_, s)| s.values().copied())
+            .collect();
+        assert_eq!(values.len(), 60);
+        check_summary(policy, &row["summary"], &values);
+        // The quartiles of the spectrum box: type 7 interpolation.
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let q = |pr: f64| {
+            let h = 59.0 * pr;
+            let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+            sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+        };
+        assert!((row["five"]["q1"].as_f64().unwrap() - q(0.25)).abs() < 1e-12);
+        assert!((row["five"]["median"].as_f64().unwrap() - q(0.5)).abs() < 1e-12);
+        assert!((row["five"]["q3"].as_f64().unwrap() - q(0.75)).abs() < 1e-12);
+        // The Markdown prints the recomputed numbers, three decimals.
+        let (mean, worst, cvar, rel) = recompute(&values);
+        let s = &row["summary"];
+        let line = format!(
+            "| {policy} | L2 | 6 | 60 | {} | [{}, {}] | {} | {} | {} | {} | {} |",
+            fmt3(mean),
+            fmt3(s["mean_ci"]["lo"].as_f64().unwrap()),
+            fmt3(s["mean_ci"]["hi"].as_f64().unwrap()),
+            fmt3(worst),
+            fmt3(cvar),
+            fmt3(rel[0]),
+            fmt3(rel[1]),
+            fmt3(mean - worst)
+        );
+        assert!(md.contains(&line), "missing pooled row {line}\n{md}");
+    }
+    // The paper's reading of these stand-ins: the oracle is perfect, empty and fabricated
+    // submissions score zero on ground truth, while the judge floors and ties them.
+    let mean_of = |policy: &str| {
+        pooled.iter().find(|r| r["policy"] == policy).unwrap()["summary"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(mean_of("oracle"), 1.0);
+    assert_eq!(mean_of("fabricator"), 0.0);
+    assert_eq!(mean_of("empty"), 0.0);
+    let judge_of = |policy: &str| {
+        stats["scorers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == policy)
+            .unwrap()["judge_mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(judge_of("fabricator") > 0.9 && judge_of("empty") > 0.5);
+
+    // Files: documents, and every listed figure as an SVG and a PNG of the listed size.
+    for f in ["stats.json", "report.md", "report.html", "guard.json"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let figures = stats["figures"].as_array().unwrap();
+    let ids: Vec<&str> = figures.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["spectrum_L2", "heatmap_L2", "scorers_L2"]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for f in figures {
+        let svg = std::fs::read_to_string(out.join(f["svg"].as_str().unwrap())).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<text"),
+            "{}",
+            f["svg"]
+        );
+        assert!(
+            html.contains(svg.trim()),
+            "report.html inlines {}",
+            f["svg"]
+        );
+        let png = image::open(out.join(f["png"].as_str().unwrap())).unwrap();
+        assert_eq!(
+            (u64::from(png.width()), u64::from(png.height())),
+            (f["width"].as_u64().unwrap(), f["height"].as_u64().unwrap())
+        );
+        let dark = png
+            .to_rgb8()
+            .pixels()
+            .filter(|px| px.0.iter().all(|&c| c < 80))
+            .count();
+        assert!(dark > 500, "{} has almost no ink", f["png"]);
+        assert!(md.contains(&format!("]({})", f["svg"].as_str().unwrap())));
+    }
+    assert!(
+        !html.contains("<link") && !html.contains("src=\"http") && !html.contains("<script"),
+        "self-contained"
+    );
+
+    // The guard passes on both documents; a doctored copy with an invented figure fails.
+    assert!(
+        guard::check(&md, &stats).passed(),
+        "{}",
+        guard::check(&md, &stats)
+    );
+    assert!(guard::check_html(&html, &stats).passed());
+    let original = fmt3(mean_of("no-dedup"));
+    let invented = (1..1000)
+        .map(|k| format!("0.{k:03}"))
+        .find(|c| !guard::check(c, &stats).passed())
+        .expect("some three-decimal figure is absent from stats.json");
+    let doctored = md.replacen(
+        &format!("| no-dedup | L2 | 6 | 60 | {original} |"),
+        &format!("| no-dedup | L2 | 6 | 60 | {invented} |"),
+        1,
+    );
+    assert_ne!(doctored, md);
+    let verdict = guard::check(&doctored, &stats);
+    assert_eq!(verdict.violations.len(), 1, "{verdict}");
+    assert_eq!(verdict.violations[0].number.text, invented);
+    let doctored_html = html.replacen(
+        &format!("<td class=\"r\">{original}</td>"),
+        &format!("<td class=\"r\">{invented}</td>"),
+        1,
+    );
+    assert!(!guard::check_html(&doctored_html, &stats).passed());
+
+    // Reproducible: the same command writes the same bytes; another seed moves only CIs.
+    let again = tmp.path().join("again");
+    ok(&["report", p(&run_dir), "--out", p(&again)]);
+    for f in [
+        "stats.json",
+        "report.md",
+        "report.html",
+        "figures/spectrum_L2.svg",
+        "figures/spectrum_L2.png",
+    ] {
+        assert_eq!(
+            std::fs::read(out.join(f)).unwrap(),
+            std::fs::read(again.join(f)).unwrap(),
+            "{f} differs between runs"
+        );
+    }
+    let seeded = tmp.path().join("seed1");
+    ok(&["report", p(&run_dir), "--out", p(&seeded), "--seed", "1"]);
+    let other = read_json(&seeded.join("stats.json"));
+    let rows = |s: &Value| {
+        s["pooled"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["summary"].clone())
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (rows(&stats), rows(&other));
+    assert!(
+        a.iter()
+            .zip(&b)
+            .all(|(x, y)| x["mean"] == y["mean"] && x["worst"] == y["worst"])
+    );
+    assert!(
+        a.iter()
+            .zip(&b)
+            .any(|(x, y)| x["mean_ci"]["lo"] != y["mean_ci"]["lo"]),
+        "the seed must reach the bootstrap"
+    );
+
+    // Default output directory and the judge metric.
+    ok(&["report", p(&run_dir), "--metric", "judge"]);
+    let judge = read_json(&run_dir.join("report/stats.json"));
+    assert_eq!(judge["settings"]["metric"], "judge");
+    let fabricator = judge["pooled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["policy"] == "fabricator")
+        .unwrap();
+    assert!(
+        (fabricator["summary"]["mean"].as_f64().unwrap() - judge_of("fabricator")).abs() < 1e-12
+    );
+
+    // Paired comparison by seed: a second run of two policies on two tasks, Δ = B − A.
+    let run_b = tmp.path().join("strict");
+    ok(&[
+        "run",
+        "--policy",
+        "oracle,page-zero",
+        "--level",
+        "L2",
+        "--tasks",
+        "T3_duplicates,T6_page_drift",
+        "--seeds",
+        "0..9",
+        "--interface",
+        "strict",
+        "--out",
+        p(&run_b),
+    ]);
+    let cmp_out = tmp.path().join("compare");
+    ok(&[
+        "report",
+        "--compare",
+        p(&run_dir),
+        p(&run_b),
+        "--out",
+        p(&cmp_out),
+    ]);
+    let cmp = read_json(&cmp_out.join("stats.json"));
+    assert_eq!(cmp["kind"], "compare");
+    let c = &cmp["comparison"];
+    assert_eq!(
+        (
+            c["delta"].as_str(),
+            c["pairs"].as_u64(),
+            c["unpaired_a"].as_u64(),
+            c["unpaired_b"].as_u64()
+        ),
+        (Some("b - a"), Some(40), Some(440), Some(0))
+    );
+    let ledger_b = f1_by_cell(&run_b);
+    for row in c["rows"].as_array().unwrap() {
+        let key = (
+            row["policy"].as_str().unwrap().to_string(),
+            "L2".to_string(),
+            row["task_id"].as_str().unwrap().to_string(),
+        );
+        let (xa, xb) = (&ledger[&key], &ledger_b[&key]);
+        let deltas: Vec<f64> = xa.iter().map(|(s, a)| xb[s] - a).collect();
+        let mut sum = 0.0;
+        for d in &deltas {
+            sum += d;
+        }
+        assert_eq!(row["n"], 10);
+        same(&row["delta"], sum / 10.0, &format!("{key:?}"));
+        assert_eq!(
+            row["positive"].as_u64().unwrap() as usize,
+            deltas.iter().filter(|d| **d > 0.0).count()
+        );
+        assert!(row["p_holm"].as_f64().unwrap() >= row["p_value"].as_f64().unwrap());
+    }
+    assert_eq!(c["pooled"].as_array().unwrap().len(), 2);
+    assert!(cmp_out.join("figures/forest.png").is_file());
+    let cmp_md = std::fs::read_to_string(cmp_out.join("report.md")).unwrap();
+    assert!(guard::check(&cmp_md, &cmp).passed());
+}
+
+/// A template record from a one-episode run, to build ledgers with stress arms from.
+fn template(dir: &Path) -> Value {
+    let run_dir = dir.join("one");
+    ok(&[
+        "run",
+        "--policy",
+        "oracle",
+        "--level",
+        "L2",
+        "--tasks",
+        "T3_duplicates",
+        "--seeds",
+        "0",
+        "--out",
+        p(&run_dir),
+    ]);
+    let text = std::fs::read_to_string(run_dir.join("episodes.jsonl")).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+fn record(template: &Value, policy: &str, task: &str, seed: u64, arm: &str, f1: f64) -> Value {
+    let mut r = template.clone();
+    r["key"]["policy"] = json!(policy);
+    r["key"]["task_id"] = json!(task);
+    r["key"]["seed"] = json!(seed);
+    r["key"]["arm"] = json!(arm);
+    // A stress arm is part of the run options, so each arm has its own options hash.
+    r["key"]["options_hash"] = json!(format!(
+        "{:016x}",
+        arm.len() * 7919 + arm.bytes().map(u64::from).sum::<u64>() as usize
+    ));
+    r["scores"]["f1"] = json!(f1);
+    r["reward"] = json!(f1);
+    r
+}
+
+#[test]
+fn stress_arms_get_a_forest_plot_and_degradation_curves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = template(tmp.path());
+    let mut lines = Vec::new();
+    let mut constant: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    let mut escalating: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    // Model-like names with digits: quoted data for the guard, not figures.
+    for (pi, policy) in ["gpt-4o-mini", "llama-3.3-70b"].iter().enumerate() {
+        for task in ["T9_clean_ab", "T3_duplicates"] {
+            for seed in 0..12u64 {
+                // Deterministic, varied scores; the escalating arm loses more for policy 0.
+                let c = 1.0 - ((seed * 7 + pi as u64 * 3) % 10) as f64 / 40.0;
+                let e = c - ((seed * 5 + 1) % 4) as f64 / (20.0 + 20.0 * pi as f64);
+                lines.push(record(&t, policy, task, seed, "constant@0.4321", c));
+                lines.push(record(&t, policy, task, seed, "escalating", e));
+                constant
+                    .entry((policy.to_string(), task.to_string()))
+                    .or_default()
+                    .push(c);
+                escalating
+                    .entry((policy.to_string(), task.to_string()))
+                    .or_default()
+                    .push(e);
+                for (k, dose) in ["0.0000", "0.5000", "1.0000"].iter().enumerate() {
+                    let v = (1.0 - 0.3 * k as f64 * ((seed % 3) as f64 + 1.0) / 3.0).max(0.0);
+                    lines.push(record(
+                        &t,
+                        &format!("{policy}-sweep"),
+                        task,
+                        seed,
+                        &format!("constant@{dose}"),
+                        v,
+                    ));
+                }
+            }
+        }
+    }
+    let mut failed = record(&t, "gpt-4o-mini", "T9_clean_ab", 99, "escalating", 0.0);
+    failed["outcome"] = json!("infra_error");
+    failed["scores"] = Value::Null;
+    failed["error"] = json!("HTTP 503 after 3 retries");
+    lines.push(failed);
+    let run_dir = tmp.path().join("arms");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(run_dir.join("episodes.jsonl"), text).unwrap();
+    let out = tmp.path().join("report");
+    ok(&["report", p(&run_dir), "--out", p(&out)]);
+    let stats = read_json(&out.join("stats.json"));
+
+    assert_eq!(stats["episodes"]["infra_errors"], 1);
+    assert_eq!(stats["excluded"][0]["reason"], "infra_error");
+    let ab = &stats["ab"];
+    assert_eq!(
+        (ab["a"].as_str(), ab["b"].as_str(), ab["delta"].as_str()),
+        (Some("constant"), Some("escalating"), Some("a - b"))
+    );
+    assert_eq!(ab["pairs"], 48);
+    assert_eq!(
+        ab["skipped"].as_array().unwrap().len(),
+        0,
+        "dose sweeps are not A/B designs"
+    );
+    for row in ab["rows"].as_array().unwrap() {
+        let key = (
+            row["policy"].as_str().unwrap().to_string(),
+            row["task_id"].as_str().unwrap().to_string(),
+        );
+        let deltas: Vec<f64> = constant[&key]
+            .iter()
+            .zip(&escalating[&key])
+            .map(|(c, e)| c - e)
+            .collect();
+        let mut sum = 0.0;
+        for d in &deltas {
+            sum += d;
+        }
+        same(&row["delta"], sum / deltas.len() as f64, "A/B delta");
+        assert!(
+            row["delta"].as_f64().unwrap() > 0.0,
+            "an escalation penalty is positive"
+        );
+    }
+    let curves = stats["degradation"].as_array().unwrap();
+    assert_eq!(curves.len(), 2);
+    for c in curves {
+        let doses: Vec<f64> = c["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["dose"].as_f64().unwrap())
+            .collect();
+        assert_eq!(doses, [0.0, 0.5, 1.0]);
+        let first = &c["points"][0];
+        let last = &c["points"][2];
+        assert_eq!(c["gap"]["static_mean"], first["mean"]);
+        assert_eq!(c["gap"]["hardest_worst"], last["worst"]);
+        assert_eq!(c["seeds"].as_array().unwrap().len(), 36);
+    }
+    let ids: Vec<&str> = stats["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"forest") && ids.contains(&"degradation"),
+        "{ids:?}"
+    );
+    for f in stats["figures"].as_array().unwrap() {
+        let png = image::open(out.join(f["png"].as_str().unwrap())).unwrap();
+        assert_eq!(u64::from(png.width()), f["width"].as_u64().unwrap());
+    }
+    // The infra error's message stays in the JSON; the report names the episode, not the text.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Infra errors")
+            && md.contains("`T9_clean_ab` seed 99")
+            && !md.contains("HTTP 503")
+    );
+}
+
+#[test]
+fn several_levels_get_the_scaffolding_spectrum_and_the_joint_panel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("levels");
+    ok(&[
+        "run",
+        "--policy",
+        "oracle,empty,fabricator",
+        "--level",
+        "L0,L1,L2",
+        "--tasks",
+        "T3_duplicates",
+        "--seeds",
+        "0..2",
+        "--out",
+        p(&run_dir),
+    ]);
+    let out = tmp.path().join("report");
+    ok(&["report", p(&run_dir), "--out", p(&out)]);
+    let stats = read_json(&out.join("stats.json"));
+    let ids: Vec<&str> = stats["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "spectrum_L0",
+        "spectrum_L1",
+        "spectrum_L2",
+        "scaffolding",
+        "joint",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    let joint = &stats["joint"];
+    // At L0 the harness does the work: every policy pair submits the same bytes.
+    assert_eq!(joint["l0_pairs"], 9);
+    assert_eq!(joint["l0_identical_pairs"], 9);
+    assert_eq!(joint["spread"]["l0_f1"], 0.0);
+    assert_eq!(joint["spread"]["l2_f1"], 1.0);
+    let gaps = stats["level_gaps"].as_array().unwrap();
+    let oracle = gaps
+        .iter()
+        .find(|g| g["policy"] == "oracle" && g["task_id"].is_null())
+        .unwrap();
+    assert_eq!(
+        (
+            oracle["static_level"].as_str(),
+            oracle["hardest_level"].as_str()
+        ),
+        (Some("L0"), Some("L2"))
+    );
+    let empty = gaps
+        .iter()
+        .find(|g| g["policy"] == "empty" && g["task_id"].is_null())
+        .unwrap();
+    assert_eq!(
+        empty["gap"]["gap"], 1.0,
+        "empty: static mean 1 at L0, worst 0 at L2"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nope");
+    let o = run(&["report", p(&missing)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a directory"));
+
+    let empty_dir = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty_dir).unwrap();
+    let o = run(&["report", p(&empty_dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no episodes.jsonl"));
+
+    let run_dir = tmp.path().join("run");
+    ok(&[
+        "run",
+        "--policy",
+        "oracle",
+        "--level",
+        "L2",
+        "--tasks",
+        "T3_duplicates",
+        "--seeds",
+        "0..1",
+        "--out",
+        p(&run_dir),
+    ]);
+    let o = run(&["report", p(&run_dir), "--metric", "coverage"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("coverage is recorded at L0 and L1 only"));
+    for bad in [
+        ["--alpha", "0"],
+        ["--alpha", "1.5"],
+        ["--tau", "nan"],
+        ["--resamples", "0"],
+    ] {
+        let o = run(&["report", p(&run_dir), bad[0], bad[1]]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+    let o = run(&["report"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    // A torn last line is skipped with a note; corruption in the middle is an error.
+    let ledger = run_dir.join("episodes.jsonl");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(&ledger, format!("{text}{{\"key\": {{\"pol")).unwrap();
+    let o = ok(&["report", p(&run_dir), "--out", p(&tmp.path().join("torn"))]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("torn"));
+    assert_eq!(
+        read_json(&tmp.path().join("torn/stats.json"))["source"]["torn_last_line"],
+        true
+    );
+    std::fs::write(&ledger, format!("not json\n{text}")).unwrap();
+    let o = run(&["report", p(&run_dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("corrupt"));
+    // The same episode twice.
+    let first = text.lines().next().unwrap();
+    std::fs::write(&ledger, format!("{text}{first}\n")).unwrap();
+    let o = run(&["report", p(&run_dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("appears twice"));
+
+    // Nothing to pair.
+    let other = tmp.path().join("other");
+    ok(&[
+        "run",
+        "--policy",
+        "empty",
+        "--level",
+        "L2",
+        "--tasks",
+        "T4_rate_limit_429",
+        "--seeds",
+        "0",
+        "--out",
+        p(&other),
+    ]);
+    std::fs::write(&ledger, &text).unwrap();
+    let o = run(&["report", "--compare", p(&run_dir), p(&other)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no episode"));
+}

@@ -1,0 +1,224 @@
+//! `benchaudit run --model` end to end: the real binary against a scripted OpenAI-compatible
+//! server on 127.0.0.1. Scripted models play at every level, a refusing provider becomes
+//! listed infra errors, the run resumes, and the API key appears nowhere under the run
+//! directory nor in the binary's output — it only ever reaches the Authorization header.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../agents/tests/llm_support/mod.rs"]
+mod llm_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use llm_support::{Reply, Server, solver};
+use serde_json::{Value, json};
+
+const VAR: &str = "BENCHAUDIT_RUN_MODEL_TEST_KEY";
+const KEY: &str = "sk-runmodel-7a1f93c2e8b4-SECRET-VALUE";
+
+fn benchaudit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .args(args)
+        .env(VAR, KEY)
+        .output()
+        .expect("run benchaudit")
+}
+
+fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
+    let server = Server::start(|_, r| {
+        if r.body["model"] == "refuser" {
+            // A provider that echoes the key it was sent (some local servers do).
+            Reply::status(
+                401,
+                json!({"error": {"message": format!("invalid key {KEY}")}}),
+            )
+        } else {
+            Reply::ok(solver(&r.body))
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = server.base_url();
+    let args = [
+        "run",
+        "--model",
+        "local:solver,local:refuser",
+        "--base-url",
+        &url,
+        "--api-key-env",
+        VAR,
+        "--level",
+        "L0,L1,L2",
+        "--tasks",
+        "T3_duplicates,T4_rate_limit_429",
+        "--seeds",
+        "0..1",
+        "--jobs",
+        "3",
+        "--rpm",
+        "6000",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = benchaudit(&args);
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{stderr}");
+
+    let text = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2 * 3 * 2 * 2);
+    for r in &records {
+        let (policy, level, task) = (
+            r["key"]["policy"].as_str().unwrap(),
+            r["key"]["level"].as_str().unwrap(),
+            r["key"]["task_id"].as_str().unwrap(),
+        );
+        let asks_model = !(level == "L1" && task == "T3_duplicates"); // T3 has no fault to ask about
+        match policy {
+            "local:solver" => {
+                assert_eq!(r["outcome"], "submitted", "{r}");
+                assert_eq!(r["scores"]["f1"], 1.0, "{r}");
+                assert_eq!(
+                    r["usage"]["requests"].as_u64().unwrap() > 0,
+                    asks_model,
+                    "{r}"
+                );
+            }
+            "local:refuser" if asks_model => {
+                assert_eq!(r["outcome"], "infra_error", "{r}");
+                assert!(r["scores"].is_null());
+                assert!(r["error"].as_str().unwrap().contains("HTTP 401"), "{r}");
+            }
+            "local:refuser" => assert_eq!(r["outcome"], "submitted"),
+            other => panic!("unexpected policy {other}"),
+        }
+    }
+    assert!(
+        stdout.contains("infra errors (excluded from statistics)")
+            && stdout.contains("local:refuser"),
+        "{stdout}"
+    );
+
+    // The key was used — in the header of every request — and is nowhere else.
+    let reqs = server.requests();
+    assert!(!reqs.is_empty());
+    for q in &reqs {
+        assert_eq!(
+            q.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+        assert!(!q.raw.contains(KEY));
+    }
+    let mut files = Vec::new();
+    files_under(&out, &mut files);
+    assert!(
+        files.len() > records.len(),
+        "ledger, manifest and one transcript per episode: {files:?}"
+    );
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let content = String::from_utf8_lossy(&bytes);
+        assert!(
+            !content.contains(KEY),
+            "the key leaked into {}",
+            f.display()
+        );
+        assert!(
+            !content.contains("Bearer"),
+            "an Authorization header leaked into {}",
+            f.display()
+        );
+    }
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+
+    // The manifest records the models' settings and the variable's name.
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let models = manifest["config"]["models"].as_array().unwrap();
+    assert_eq!(models.len(), 2);
+    assert_eq!(models[0]["name"], "local:solver");
+    assert_eq!(models[0]["api_key_env"], VAR);
+    assert_eq!(
+        (
+            models[0]["token_budget"].as_u64(),
+            models[0]["step_limit"].as_u64()
+        ),
+        (Some(6000), Some(30))
+    );
+    // An L2 transcript holds the conversation.
+    let l2 = files
+        .iter()
+        .find(|f| {
+            f.to_string_lossy()
+                .contains("local_solver__L2__T3_duplicates__0")
+        })
+        .expect("transcript");
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(l2).unwrap()).unwrap();
+    assert!(t["messages"]["conversation"].as_array().unwrap().len() > 4);
+
+    // Resuming runs nothing and asks the provider nothing.
+    let before = server.requests().len();
+    let o = benchaudit(&args);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("0 to run"));
+    assert_eq!(server.requests().len(), before);
+}
+
+#[test]
+fn model_setup_errors_are_usage_errors_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[
+                "--model",
+                "local:x",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--api-key-env",
+                "BENCHAUDIT_SURELY_UNSET_VAR_Q7",
+            ],
+            "BENCHAUDIT_SURELY_UNSET_VAR_Q7",
+        ),
+        (&["--model", "mystery:x"], "--base-url"),
+        (&["--model", "gpt-4o"], "PROVIDER:NAME"),
+        (
+            &["--policy", "oracle", "--base-url", "http://127.0.0.1:9/v1"],
+            "--model",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec![
+            "run",
+            "--tasks",
+            "T1_single_page",
+            "--seeds",
+            "0",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        let o = benchaudit(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(!Path::new(out).join("episodes.jsonl").exists());
+    }
+}
