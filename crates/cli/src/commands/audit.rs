@@ -68,8 +68,13 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let targets = [ComtradeTarget::new(Configuration::AsShipped), ComtradeTarget::new(Configuration::Repaired)];
     let audit = audit_comtrade(&config, &targets).map_err(|e| anyhow::anyhow!("audit failed: {e}"))?;
     let mut external = Vec::new();
+    let mut resolutions: Vec<Value> = targets
+        .iter()
+        .map(|t| json!({"target": benchaudit_audit::Target::name(t), "epsilon": benchaudit_audit::Target::resolution(t)}))
+        .collect();
     for path in &args.targets {
         let target = ExternalTarget::load(path).map_err(UsageError)?;
+        resolutions.push(json!({"target": benchaudit_audit::Target::name(&target), "epsilon": benchaudit_audit::Target::resolution(&target)}));
         external.push(audit_external(&target, 0).map_err(|e| anyhow::anyhow!("auditing {}: {e}", path.display()))?);
     }
     let mut cards: Vec<Card> = audit.cards.clone();
@@ -81,7 +86,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         "version": env!("CARGO_PKG_VERSION"),
         "comtrade": audit,
         "judge_points_t2": judge_points(&audit),
-        "resolutions": targets.iter().map(|t| json!({"target": benchaudit_audit::Target::name(t), "epsilon": benchaudit_audit::Target::resolution(t)})).collect::<Vec<_>>(),
+        "resolutions": resolutions,
         "external": external,
         "cards": cards,
     });
