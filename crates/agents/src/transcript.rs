@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::policy::{FaultContext, FaultDecision, Slots, ToolCall};
 
@@ -83,13 +82,12 @@ impl Transcript {
     }
 }
 
-/// Replaces long strings by `{bytes, lines, sha256}`.
+/// Replaces long strings by `{bytes, lines}` (the submitted files' SHA-256 is in the record).
 pub fn summarise(v: &Value) -> Value {
     match v {
         Value::String(s) if s.len() > INLINE_LIMIT => json!({
             "bytes": s.len(),
             "lines": s.lines().count(),
-            "sha256": Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>(),
         }),
         Value::Array(items) if items.len() > 64 => json!({"items": items.len()}),
         Value::Array(items) => Value::Array(items.iter().map(summarise).collect()),

@@ -206,13 +206,15 @@ impl Serialize for RowJson<'_> {
 
 /// Writes rows as JSON Lines (one object per line, each line ending in `\n`).
 pub fn write_jsonl<'a>(task: &TaskSpec, rows: impl IntoIterator<Item = &'a Row>, out: &mut String) {
+    let mut buf = std::mem::take(out).into_bytes();
     for row in rows {
-        // Serialising plain integers and strings into a String cannot fail.
-        if let Ok(line) = serde_json::to_string(&RowJson { task, row }) {
-            out.push_str(&line);
-            out.push('\n');
+        // Serialising plain integers and strings cannot fail; a failed row is left out.
+        if serde_json::to_writer(&mut buf, &RowJson { task, row }).is_ok() {
+            buf.push(b'\n');
         }
     }
+    // serde_json writes UTF-8 only.
+    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
 }
 
 #[cfg(test)]

@@ -5,8 +5,6 @@
 //! Where the released scorer raised an exception, the environment scored the episode 0; the
 //! port reports that as `raised` with total 0.
 
-use std::collections::HashSet;
-
 use benchaudit_comtrade::{Submission, TaskSpec};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -288,7 +286,7 @@ fn correctness(
     if let Some(Value::Array(fields)) = meta.get("dedup_key")
         && fields.len() >= 3
     {
-        let mut keys: HashSet<Vec<KeyAtom>> = HashSet::with_capacity(lines.len());
+        let mut keys: rustc_hash::FxHashSet<Vec<KeyAtom>> = rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
         let mut hints = Hints::new(fields.len());
         for (n, line) in lines.iter().enumerate() {
             match line {

@@ -173,9 +173,15 @@ impl<'de> Deserialize<'de> for LiteObject<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut entries: Vec<(Cow<'de, str>, LiteValue<'de>)> = Vec::with_capacity(12);
+                // A 64-bit signature of the keys seen (length and first byte) rules out a
+                // repeated key without comparing strings in the common case.
+                let mut seen = 0u64;
                 while let Some(CowStr(key)) = map.next_key::<CowStr<'de>>()? {
                     let value = map.next_value::<LiteValueDe<'de>>()?.0;
-                    match entries.iter_mut().find(|(k, _)| *k == key) {
+                    let bit = 1u64 << ((key.len() * 7 + usize::from(key.as_bytes().first().copied().unwrap_or(0))) % 64);
+                    let slot = if seen & bit != 0 { entries.iter_mut().find(|(k, _)| *k == key) } else { None };
+                    seen |= bit;
+                    match slot {
                         Some(slot) => slot.1 = value,
                         None => entries.push((key, value)),
                     }
