@@ -36,11 +36,21 @@ pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
     let key = spec.key(policy.name());
     let mut episode = match spec.options.stress {
         None => Episode::new(spec.task, spec.seed, spec.options.episode),
-        Some(stress) => match Episode::with_stress(spec.task, spec.seed, spec.options.episode, stress) {
-            Ok(e) => e,
-            // An invalid arm is a configuration error: recorded, never run, never scored.
-            Err(e) => return EpisodeRun { record: EpisodeRecord::failed(key, format!("invalid stress configuration: {e}")), transcript: Transcript::default() },
-        },
+        Some(stress) => {
+            match Episode::with_stress(spec.task, spec.seed, spec.options.episode, stress) {
+                Ok(e) => e,
+                // An invalid arm is a configuration error: recorded, never run, never scored.
+                Err(e) => {
+                    return EpisodeRun {
+                        record: EpisodeRecord::failed(
+                            key,
+                            format!("invalid stress configuration: {e}"),
+                        ),
+                        transcript: Transcript::default(),
+                    };
+                }
+            }
+        }
     };
     policy.begin_episode(&EpisodeStart {
         task: spec.task,

@@ -93,7 +93,9 @@ fn no_dedup_loses_precision_only_where_duplicates_are_served() {
             let s = r.scores.as_ref().unwrap();
             assert_eq!(s.recall, 1.0, "{}", t.task_id);
             // T9's adversary injects duplicates too; drift repeats rows across re-fetches.
-            if t.fault.duplicate_rates().is_some() || matches!(t.fault, FaultFamily::PageDrift | FaultFamily::Adaptive) {
+            if t.fault.duplicate_rates().is_some()
+                || matches!(t.fault, FaultFamily::PageDrift | FaultFamily::Adaptive)
+            {
                 assert!(
                     s.precision < 1.0,
                     "{} seed {seed}: duplicates kept",
@@ -132,7 +134,12 @@ fn skips_faults_loses_recall_only_on_fault_tasks() {
                 assert!(r.counts.skips >= 1 && r.counts.retries == 0);
             } else if t.fault == FaultFamily::Adaptive {
                 // The adversary's 429s are drawn per step: recall drops exactly when one was met.
-                assert_eq!(s.recall < 1.0, r.counts.faults_seen > 0, "{} seed {seed}", t.task_id);
+                assert_eq!(
+                    s.recall < 1.0,
+                    r.counts.faults_seen > 0,
+                    "{} seed {seed}",
+                    t.task_id
+                );
             } else {
                 assert_eq!(s.recall, 1.0, "{} seed {seed}", t.task_id);
             }

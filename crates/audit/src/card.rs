@@ -40,7 +40,10 @@ pub struct Cell {
 impl Cell {
     /// A not-probed cell naming the missing hook.
     pub fn not_probed(why: impl Into<String>) -> Self {
-        Cell { status: Status::NotProbed, evidence: why.into() }
+        Cell {
+            status: Status::NotProbed,
+            evidence: why.into(),
+        }
     }
 }
 
@@ -74,7 +77,12 @@ impl Claim {
 }
 
 /// The lattice of SPEC §8 / paper A.13.
-pub fn licensed_claim(criterion: Status, ownership: Status, replay: Status, kind: ScorerKind) -> Claim {
+pub fn licensed_claim(
+    criterion: Status,
+    ownership: Status,
+    replay: Status,
+    kind: ScorerKind,
+) -> Claim {
     use Status::*;
     match (criterion, ownership, replay) {
         (Pass, Pass, Pass) => Claim::ModelCapability,
@@ -104,27 +112,66 @@ pub struct Card {
 
 impl Card {
     /// Assembles a card and applies the lattice.
-    pub fn new(target: String, kind: ScorerKind, criterion: Cell, ownership: Cell, replay: Cell) -> Self {
-        let scorer_kind = if criterion.status == Status::Fail { ScorerKind::Shape } else { kind };
-        let licensed_claim = licensed_claim(criterion.status, ownership.status, replay.status, scorer_kind);
-        Card { target, scorer_kind, criterion_sensitivity: criterion, ownership, replay, licensed_claim }
+    pub fn new(
+        target: String,
+        kind: ScorerKind,
+        criterion: Cell,
+        ownership: Cell,
+        replay: Cell,
+    ) -> Self {
+        let scorer_kind = if criterion.status == Status::Fail {
+            ScorerKind::Shape
+        } else {
+            kind
+        };
+        let licensed_claim = licensed_claim(
+            criterion.status,
+            ownership.status,
+            replay.status,
+            scorer_kind,
+        );
+        Card {
+            target,
+            scorer_kind,
+            criterion_sensitivity: criterion,
+            ownership,
+            replay,
+            licensed_claim,
+        }
     }
 }
 
 /// Cards side by side as Markdown.
 pub fn markdown(cards: &[Card]) -> String {
     let mut md = String::from("| | ");
-    md.push_str(&cards.iter().map(|c| c.target.clone()).collect::<Vec<_>>().join(" | "));
+    md.push_str(
+        &cards
+            .iter()
+            .map(|c| c.target.clone())
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
     md.push_str(" |\n|---|");
     md.push_str(&"---|".repeat(cards.len()));
     md.push('\n');
-    let row = |name: &str, f: &dyn Fn(&Card) -> String| format!("| {name} | {} |\n", cards.iter().map(f).collect::<Vec<_>>().join(" | "));
+    let row = |name: &str, f: &dyn Fn(&Card) -> String| {
+        format!(
+            "| {name} | {} |\n",
+            cards.iter().map(f).collect::<Vec<_>>().join(" | ")
+        )
+    };
     let cell = |c: &Cell| format!("**{}**: {}", c.status.label(), c.evidence);
-    md.push_str(&row("scorer kind", &|c| format!("{:?}", c.scorer_kind).to_lowercase()));
-    md.push_str(&row("criterion sensitivity", &|c| cell(&c.criterion_sensitivity)));
+    md.push_str(&row("scorer kind", &|c| {
+        format!("{:?}", c.scorer_kind).to_lowercase()
+    }));
+    md.push_str(&row("criterion sensitivity", &|c| {
+        cell(&c.criterion_sensitivity)
+    }));
     md.push_str(&row("ownership completeness", &|c| cell(&c.ownership)));
     md.push_str(&row("replay", &|c| cell(&c.replay)));
-    md.push_str(&row("**licensed claim**", &|c| format!("**{}**", c.licensed_claim.label())));
+    md.push_str(&row("**licensed claim**", &|c| {
+        format!("**{}**", c.licensed_claim.label())
+    }));
     md
 }
 
@@ -135,14 +182,41 @@ mod tests {
 
     #[test]
     fn the_lattice() {
-        assert_eq!(licensed_claim(Pass, Pass, Pass, ScorerKind::Outcome), Claim::ModelCapability);
-        assert_eq!(licensed_claim(Pass, Pass, Fail, ScorerKind::Outcome), Claim::None);
-        assert_eq!(licensed_claim(Pass, Fail, Pass, ScorerKind::Outcome), Claim::ModelScaffoldSystemPerformance);
-        assert_eq!(licensed_claim(Fail, Fail, Pass, ScorerKind::Shape), Claim::SelfReportCompliance);
-        assert_eq!(licensed_claim(Fail, Pass, Pass, ScorerKind::Shape), Claim::SelfReportCompliance);
-        assert_eq!(licensed_claim(Pass, NotProbed, Pass, ScorerKind::Specification), Claim::SpecificationCompliance);
-        assert_eq!(licensed_claim(Pass, NotProbed, Pass, ScorerKind::Outcome), Claim::None);
-        assert_eq!(licensed_claim(NotProbed, Pass, Pass, ScorerKind::Outcome), Claim::None);
-        assert_eq!(licensed_claim(NotProbed, NotProbed, NotProbed, ScorerKind::Unknown), Claim::None);
+        assert_eq!(
+            licensed_claim(Pass, Pass, Pass, ScorerKind::Outcome),
+            Claim::ModelCapability
+        );
+        assert_eq!(
+            licensed_claim(Pass, Pass, Fail, ScorerKind::Outcome),
+            Claim::None
+        );
+        assert_eq!(
+            licensed_claim(Pass, Fail, Pass, ScorerKind::Outcome),
+            Claim::ModelScaffoldSystemPerformance
+        );
+        assert_eq!(
+            licensed_claim(Fail, Fail, Pass, ScorerKind::Shape),
+            Claim::SelfReportCompliance
+        );
+        assert_eq!(
+            licensed_claim(Fail, Pass, Pass, ScorerKind::Shape),
+            Claim::SelfReportCompliance
+        );
+        assert_eq!(
+            licensed_claim(Pass, NotProbed, Pass, ScorerKind::Specification),
+            Claim::SpecificationCompliance
+        );
+        assert_eq!(
+            licensed_claim(Pass, NotProbed, Pass, ScorerKind::Outcome),
+            Claim::None
+        );
+        assert_eq!(
+            licensed_claim(NotProbed, Pass, Pass, ScorerKind::Outcome),
+            Claim::None
+        );
+        assert_eq!(
+            licensed_claim(NotProbed, NotProbed, NotProbed, ScorerKind::Unknown),
+            Claim::None
+        );
     }
 }

@@ -30,7 +30,10 @@ pub struct ComtradeTarget {
 impl ComtradeTarget {
     /// A configuration with the scaffolds' declared map.
     pub fn new(configuration: Configuration) -> Self {
-        ComtradeTarget { configuration, declared: Some(OwnershipMap::declared) }
+        ComtradeTarget {
+            configuration,
+            declared: Some(OwnershipMap::declared),
+        }
     }
 
     /// The level this configuration scores at.
@@ -60,11 +63,22 @@ pub fn declared_from(map: &OwnershipMap, scored: Level) -> DeclaredOwnership {
             .entries
             .iter()
             .map(|(l, d, o)| {
-                (l.to_string(), decision_name(*d).to_string(), if *o == AgentOwner::Model { Owner::Model } else { Owner::Harness })
+                (
+                    l.to_string(),
+                    decision_name(*d).to_string(),
+                    if *o == AgentOwner::Model {
+                        Owner::Model
+                    } else {
+                        Owner::Harness
+                    },
+                )
             })
             .collect(),
         // ComtradeBench claims to measure execution reliability: every decision the adversary targets.
-        claimed: Decision::ALL.iter().map(|d| decision_name(*d).to_string()).collect(),
+        claimed: Decision::ALL
+            .iter()
+            .map(|d| decision_name(*d).to_string())
+            .collect(),
         scored_level: scored.to_string(),
     }
 }
@@ -82,19 +96,37 @@ impl Target for ComtradeTarget {
     }
 
     fn registry(&self) -> Option<Vec<TargetTask>> {
-        Some(tasks().iter().map(|t| TargetTask { task_id: t.task_id.into(), seeds: Vec::new() }).collect())
+        Some(
+            tasks()
+                .iter()
+                .map(|t| TargetTask {
+                    task_id: t.task_id.into(),
+                    seeds: Vec::new(),
+                })
+                .collect(),
+        )
     }
 
     fn truth(&self, task_id: &str, seed: u64) -> Option<Result<Vec<Value>, String>> {
-        let Some(t) = task(task_id) else { return Some(Err(format!("unknown task {task_id}"))) };
+        let Some(t) = task(task_id) else {
+            return Some(Err(format!("unknown task {task_id}")));
+        };
         Some(Ok(Generator::new(t, seed)
             .truth()
-            .map(|r| serde_json::to_value(RowJson { task: t, row: &Row::Record(r) }).unwrap_or(Value::Null))
+            .map(|r| {
+                serde_json::to_value(RowJson {
+                    task: t,
+                    row: &Row::Record(r),
+                })
+                .unwrap_or(Value::Null)
+            })
             .collect()))
     }
 
     fn score(&self, task_id: &str, seed: u64, s: &Forged) -> Option<Result<f64, String>> {
-        let Some(t) = task(task_id) else { return Some(Err(format!("unknown task {task_id}"))) };
+        let Some(t) = task(task_id) else {
+            return Some(Err(format!("unknown task {task_id}")));
+        };
         let mut data = String::new();
         for r in &s.records {
             data.push_str(&r.to_string());

@@ -75,17 +75,41 @@ pub struct ExternalTarget {
 impl ExternalTarget {
     /// Loads a manifest (TOML).
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let manifest: Manifest = toml::from_str(&text).map_err(|e| format!("{} is not a target manifest: {}", path.display(), e.message()))?;
-        for (name, argv) in [("ownership", &manifest.hooks.ownership), ("registry", &manifest.hooks.registry), ("truth", &manifest.hooks.truth), ("score", &manifest.hooks.score)] {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let manifest: Manifest = toml::from_str(&text).map_err(|e| {
+            format!(
+                "{} is not a target manifest: {}",
+                path.display(),
+                e.message()
+            )
+        })?;
+        for (name, argv) in [
+            ("ownership", &manifest.hooks.ownership),
+            ("registry", &manifest.hooks.registry),
+            ("truth", &manifest.hooks.truth),
+            ("score", &manifest.hooks.score),
+        ] {
             if argv.as_ref().is_some_and(|a| a.is_empty()) {
-                return Err(format!("{}: hook `{name}` has an empty command", path.display()));
+                return Err(format!(
+                    "{}: hook `{name}` has an empty command",
+                    path.display()
+                ));
             }
         }
-        if manifest.resolution.is_some_and(|r| !r.is_finite() || r < 0.0) {
-            return Err(format!("{}: resolution must be a finite number ≥ 0", path.display()));
+        if manifest
+            .resolution
+            .is_some_and(|r| !r.is_finite() || r < 0.0)
+        {
+            return Err(format!(
+                "{}: resolution must be a finite number ≥ 0",
+                path.display()
+            ));
         }
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
         Ok(ExternalTarget { manifest, dir })
     }
 
@@ -105,7 +129,9 @@ impl ExternalTarget {
         let mut stdout = child.stdout.take().ok_or("no stdout")?;
         let reader = std::thread::spawn(move || {
             let mut buf = Vec::new();
-            let r = (&mut stdout).take(MAX_ANSWER_BYTES as u64 + 1).read_to_end(&mut buf);
+            let r = (&mut stdout)
+                .take(MAX_ANSWER_BYTES as u64 + 1)
+                .read_to_end(&mut buf);
             r.map(|_| buf)
         });
         let mut stderr = child.stderr.take().ok_or("no stderr")?;
@@ -121,20 +147,28 @@ impl ExternalTarget {
                 Ok(None) if started.elapsed() > HOOK_TIMEOUT => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(format!("`{program}` timed out after {}s", HOOK_TIMEOUT.as_secs()));
+                    return Err(format!(
+                        "`{program}` timed out after {}s",
+                        HOOK_TIMEOUT.as_secs()
+                    ));
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(2)),
                 Err(e) => return Err(format!("waiting for `{program}`: {e}")),
             }
         };
         let _ = writer.join();
-        let out = reader.join().map_err(|_| "reader thread failed")?.map_err(|e| format!("reading `{program}`: {e}"))?;
+        let out = reader
+            .join()
+            .map_err(|_| "reader thread failed")?
+            .map_err(|e| format!("reading `{program}`: {e}"))?;
         let err = err_reader.join().unwrap_or_default();
         if !status.success() {
             return Err(format!("`{program}` exited with {status}: {}", err.trim()));
         }
         if out.len() > MAX_ANSWER_BYTES {
-            return Err(format!("`{program}` answered more than {MAX_ANSWER_BYTES} bytes"));
+            return Err(format!(
+                "`{program}` answered more than {MAX_ANSWER_BYTES} bytes"
+            ));
         }
         serde_json::from_slice(&out).map_err(|e| format!("`{program}` did not answer JSON: {e}"))
     }
@@ -148,7 +182,9 @@ impl Target for ExternalTarget {
     fn ownership(&self) -> Option<DeclaredOwnership> {
         let argv = self.manifest.hooks.ownership.as_ref()?;
         // A broken ownership hook is treated as absent: the stage is not probed, never passed.
-        self.call(argv, &json!({})).ok().and_then(|v| serde_json::from_value(v).ok())
+        self.call(argv, &json!({}))
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok())
     }
 
     fn registry(&self) -> Option<Vec<TargetTask>> {
@@ -159,17 +195,29 @@ impl Target for ExternalTarget {
 
     fn truth(&self, task: &str, seed: u64) -> Option<Result<Vec<Value>, String>> {
         let argv = self.manifest.hooks.truth.as_ref()?;
-        Some(self.call(argv, &json!({"task": task, "seed": seed})).and_then(|v| match v.get("records") {
-            Some(Value::Array(r)) => Ok(r.clone()),
-            _ => Err("truth hook answered without a `records` array".into()),
-        }))
+        Some(
+            self.call(argv, &json!({"task": task, "seed": seed}))
+                .and_then(|v| match v.get("records") {
+                    Some(Value::Array(r)) => Ok(r.clone()),
+                    _ => Err("truth hook answered without a `records` array".into()),
+                }),
+        )
     }
 
     fn score(&self, task: &str, seed: u64, submission: &Forged) -> Option<Result<f64, String>> {
         let argv = self.manifest.hooks.score.as_ref()?;
-        Some(self.call(argv, &json!({"task": task, "seed": seed, "submission": submission})).and_then(|v| {
-            v.get("score").and_then(Value::as_f64).filter(|s| s.is_finite()).ok_or_else(|| "score hook answered without a finite `score`".to_string())
-        }))
+        Some(
+            self.call(
+                argv,
+                &json!({"task": task, "seed": seed, "submission": submission}),
+            )
+            .and_then(|v| {
+                v.get("score")
+                    .and_then(Value::as_f64)
+                    .filter(|s| s.is_finite())
+                    .ok_or_else(|| "score hook answered without a finite `score`".to_string())
+            }),
+        )
     }
 
     fn resolution(&self) -> f64 {

@@ -42,17 +42,39 @@ pub struct Joint {
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let v: Vec<f64> = v.collect();
-    if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 }
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
 }
 
 /// Runs the 2×2 on `task` over `seeds`; also returns the episodes (they join the pool).
-pub fn run(players: &[Player], task: &'static TaskSpec, seeds: &[u64], threads: usize) -> (Joint, Vec<EpisodeRecord>) {
-    let jobs = product(players, &[Level::L0, Level::L2], &[task], seeds, RunOptions::default());
+pub fn run(
+    players: &[Player],
+    task: &'static TaskSpec,
+    seeds: &[u64],
+    threads: usize,
+) -> (Joint, Vec<EpisodeRecord>) {
+    let jobs = product(
+        players,
+        &[Level::L0, Level::L2],
+        &[task],
+        seeds,
+        RunOptions::default(),
+    );
     let records = run_jobs(&jobs, threads);
     let cell = |p: &str, l: Level, judge: bool| {
-        mean(records.iter().filter(|r| r.key.policy == p && r.key.level == l).filter_map(|r| {
-            r.scores.as_ref().map(|s| if judge { s.judge_total / 100.0 } else { s.f1 })
-        }))
+        mean(
+            records
+                .iter()
+                .filter(|r| r.key.policy == p && r.key.level == l)
+                .filter_map(|r| {
+                    r.scores
+                        .as_ref()
+                        .map(|s| if judge { s.judge_total / 100.0 } else { s.f1 })
+                }),
+        )
     };
     let rows: Vec<JointRow> = players
         .iter()
@@ -66,7 +88,11 @@ pub fn run(players: &[Player], task: &'static TaskSpec, seeds: &[u64], threads: 
         .collect();
     let (mut pairs, mut identical) = (0, 0);
     for &seed in seeds {
-        let hashes: Vec<&Option<String>> = records.iter().filter(|r| r.key.level == Level::L0 && r.key.seed == seed).map(|r| &r.payload_sha256).collect();
+        let hashes: Vec<&Option<String>> = records
+            .iter()
+            .filter(|r| r.key.level == Level::L0 && r.key.seed == seed)
+            .map(|r| &r.payload_sha256)
+            .collect();
         for i in 0..hashes.len() {
             for j in i + 1..hashes.len() {
                 pairs += 1;
@@ -78,8 +104,24 @@ pub fn run(players: &[Player], task: &'static TaskSpec, seeds: &[u64], threads: 
     }
     let spread_of = |f: fn(&JointRow) -> f64| {
         let v: Vec<f64> = rows.iter().map(f).collect();
-        v.iter().cloned().fold(f64::NEG_INFINITY, f64::max) - v.iter().cloned().fold(f64::INFINITY, f64::min)
+        v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+            - v.iter().cloned().fold(f64::INFINITY, f64::min)
     };
-    let spread = [spread_of(|r| r.l0_judge), spread_of(|r| r.l0_truth), spread_of(|r| r.l2_judge), spread_of(|r| r.l2_truth)];
-    (Joint { task: task.task_id.into(), seeds: seeds.to_vec(), rows, l0_pairs: pairs, l0_identical: identical, spread }, records)
+    let spread = [
+        spread_of(|r| r.l0_judge),
+        spread_of(|r| r.l0_truth),
+        spread_of(|r| r.l2_judge),
+        spread_of(|r| r.l2_truth),
+    ];
+    (
+        Joint {
+            task: task.task_id.into(),
+            seeds: seeds.to_vec(),
+            rows,
+            l0_pairs: pairs,
+            l0_identical: identical,
+            spread,
+        },
+        records,
+    )
 }

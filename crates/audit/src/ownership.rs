@@ -15,10 +15,23 @@ use crate::target::{DeclaredOwnership, Owner};
 /// The stand-in and the tasks that expose each decision.
 pub fn probe_of(decision: Decision) -> (&'static [RuleKind], &'static [&'static str]) {
     match decision {
-        Decision::Retry => (&[RuleKind::SkipsFaults], &["T4_rate_limit_429", "T5_server_error_500", "T8_mixed_faults"]),
-        Decision::Dedup => (&[RuleKind::NoDedup], &["T3_duplicates", "T8_mixed_faults", "T10_constrained_budget"]),
+        Decision::Retry => (
+            &[RuleKind::SkipsFaults],
+            &[
+                "T4_rate_limit_429",
+                "T5_server_error_500",
+                "T8_mixed_faults",
+            ],
+        ),
+        Decision::Dedup => (
+            &[RuleKind::NoDedup],
+            &["T3_duplicates", "T8_mixed_faults", "T10_constrained_budget"],
+        ),
         Decision::TotalsFilter => (&[RuleKind::KeepsTotals], &["T7_totals_trap"]),
-        Decision::Pagination => (&[RuleKind::SinglePass, RuleKind::PageZero], &["T6_page_drift"]),
+        Decision::Pagination => (
+            &[RuleKind::SinglePass, RuleKind::PageZero],
+            &["T6_page_drift"],
+        ),
         Decision::Submission => (&[RuleKind::Fabricator, RuleKind::Empty], &["T3_duplicates"]),
     }
 }
@@ -41,9 +54,16 @@ pub struct MeasuredCell {
 }
 
 /// Measures who owns each decision at each level by intervention.
-pub fn measure(declared: Option<&DeclaredOwnership>, seeds: &[u64], threads: usize) -> Vec<MeasuredCell> {
+pub fn measure(
+    declared: Option<&DeclaredOwnership>,
+    seeds: &[u64],
+    threads: usize,
+) -> Vec<MeasuredCell> {
     let oracle = Player::rule(RuleKind::Oracle);
-    let stand_ins: Vec<Player> = RuleKind::STAND_INS.iter().map(|k| Player::rule(*k)).collect();
+    let stand_ins: Vec<Player> = RuleKind::STAND_INS
+        .iter()
+        .map(|k| Player::rule(*k))
+        .collect();
     let mut cells = Vec::new();
     for level in Level::ALL {
         for decision in Decision::ALL {
@@ -51,23 +71,44 @@ pub fn measure(declared: Option<&DeclaredOwnership>, seeds: &[u64], threads: usi
             let tasks: Vec<&'static TaskSpec> = task_ids.iter().filter_map(|id| task(id)).collect();
             let mut jobs: Vec<Job<'_>> = Vec::new();
             for kind in kinds {
-                let Some(player) = stand_ins.iter().find(|p| p.name == kind.name()) else { continue };
+                let Some(player) = stand_ins.iter().find(|p| p.name == kind.name()) else {
+                    continue;
+                };
                 for &t in &tasks {
                     for &seed in seeds {
-                        let spec = benchaudit_agents::EpisodeSpec { task: t, seed, level, options: RunOptions::default() };
-                        jobs.push(Job { player: &oracle, spec });
+                        let spec = benchaudit_agents::EpisodeSpec {
+                            task: t,
+                            seed,
+                            level,
+                            options: RunOptions::default(),
+                        };
+                        jobs.push(Job {
+                            player: &oracle,
+                            spec,
+                        });
                         jobs.push(Job { player, spec });
                     }
                 }
             }
             let records = run_jobs(&jobs, threads);
-            let pairs: Vec<(&EpisodeRecord, &EpisodeRecord)> = records.chunks(2).filter_map(|c| Some((c.first()?, c.get(1)?))).collect();
-            let differed = pairs.iter().filter(|(o, s)| o.payload_sha256 != s.payload_sha256).count();
-            let measured = if differed > 0 { Owner::Model } else { Owner::Harness };
+            let pairs: Vec<(&EpisodeRecord, &EpisodeRecord)> = records
+                .chunks(2)
+                .filter_map(|c| Some((c.first()?, c.get(1)?)))
+                .collect();
+            let differed = pairs
+                .iter()
+                .filter(|(o, s)| o.payload_sha256 != s.payload_sha256)
+                .count();
+            let measured = if differed > 0 {
+                Owner::Model
+            } else {
+                Owner::Harness
+            };
             cells.push(MeasuredCell {
                 level: level.to_string(),
                 decision: decision_name(decision).into(),
-                declared: declared.and_then(|d| d.owner(&level.to_string(), decision_name(decision))),
+                declared: declared
+                    .and_then(|d| d.owner(&level.to_string(), decision_name(decision))),
                 measured,
                 compared: pairs.len(),
                 differed,
@@ -99,10 +140,16 @@ fn action(decision: Decision, r: &EpisodeRecord) -> Option<bool> {
     let total = task(&r.key.task_id)?.total_rows;
     match decision {
         Decision::Retry => (r.counts.faults_seen > 0).then_some(r.counts.skips > 0),
-        Decision::Dedup => (r.counts.duplicates_served > 0 && s.submitted > 0).then_some(s.submitted > s.distinct_ids),
-        Decision::TotalsFilter => (r.counts.totals_served > 0 && s.submitted > 0).then_some(s.totals_rows > 0),
-        Decision::Pagination => (s.submitted > 0 && s.true_unique > 0).then_some(s.distinct_ids.saturating_sub(s.totals_rows) < total),
-        Decision::Submission => (r.outcome == Outcome::Submitted).then_some(s.submitted == 0 || s.true_unique == 0),
+        Decision::Dedup => (r.counts.duplicates_served > 0 && s.submitted > 0)
+            .then_some(s.submitted > s.distinct_ids),
+        Decision::TotalsFilter => {
+            (r.counts.totals_served > 0 && s.submitted > 0).then_some(s.totals_rows > 0)
+        }
+        Decision::Pagination => (s.submitted > 0 && s.true_unique > 0)
+            .then_some(s.distinct_ids.saturating_sub(s.totals_rows) < total),
+        Decision::Submission => {
+            (r.outcome == Outcome::Submitted).then_some(s.submitted == 0 || s.true_unique == 0)
+        }
     }
 }
 
@@ -121,7 +168,13 @@ pub fn channels(pool: &[EpisodeRecord]) -> Vec<Channel> {
             let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             let (my, mn) = (mean(&yes), mean(&no));
             let non_degenerate = matches!((my, mn), (Some(a), Some(b)) if (a - b).abs() > 1e-9);
-            Channel { decision: decision_name(d).into(), episodes: yes.len() + no.len(), deviant: yes.len(), mean_y: (my, mn), non_degenerate }
+            Channel {
+                decision: decision_name(d).into(),
+                episodes: yes.len() + no.len(),
+                deviant: yes.len(),
+                mean_y: (my, mn),
+                non_degenerate,
+            }
         })
         .collect()
 }

@@ -57,13 +57,24 @@ impl ProbeKind {
 /// contradictory probe, the declared row count) vary — as in the paper's probe.
 fn metadata(task: &str, truth: &[Value], row_count: usize, pages: u32) -> Value {
     let first = truth.first();
-    let schema: Vec<String> = first.and_then(Value::as_object).map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    let schema: Vec<String> = first
+        .and_then(Value::as_object)
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
     let query: serde_json::Map<String, Value> = ["reporter", "partner", "flow", "hs", "year"]
         .iter()
-        .filter_map(|k| first.and_then(|r| r.get(*k)).map(|v| (k.to_string(), v.clone())))
+        .filter_map(|k| {
+            first
+                .and_then(|r| r.get(*k))
+                .map(|v| (k.to_string(), v.clone()))
+        })
         .collect();
     let key_fields = ["year", "reporter", "partner", "flow", "hs", "record_id"];
-    let dedup_key: Vec<&str> = key_fields.iter().copied().filter(|k| schema.iter().any(|s| s == k)).collect();
+    let dedup_key: Vec<&str> = key_fields
+        .iter()
+        .copied()
+        .filter(|k| schema.iter().any(|s| s == k))
+        .collect();
     json!({
         "task_id": task,
         "query": query,
@@ -111,13 +122,19 @@ pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32) -> Forged
                 let mut total = chunk.first().cloned().unwrap_or(json!({}));
                 if let Some(o) = total.as_object_mut() {
                     for field in ["tradeValue", "netWeight", "qty"] {
-                        let sum: f64 = chunk.iter().filter_map(|r| r.get(field).and_then(Value::as_f64)).sum();
+                        let sum: f64 = chunk
+                            .iter()
+                            .filter_map(|r| r.get(field).and_then(Value::as_f64))
+                            .sum();
                         if o.contains_key(field) {
                             o.insert(field.into(), json!(sum as u64));
                         }
                     }
                     o.insert("partner".into(), json!("WLD"));
-                    o.insert("record_id".into(), json!(format!("{task}-TOTAL-{:04}", p + 1)));
+                    o.insert(
+                        "record_id".into(),
+                        json!(format!("{task}-TOTAL-{:04}", p + 1)),
+                    );
                     o.insert("is_total".into(), json!(true));
                 }
                 v.push(total);
@@ -129,28 +146,56 @@ pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32) -> Forged
     if kind == ProbeKind::Empty {
         records.clear();
     }
-    let declared = if kind == ProbeKind::ContradictoryReport { 0 } else { records.len() };
-    Forged { metadata: metadata(task, truth, declared, pages), run_log: run_log(task, pages), records }
+    let declared = if kind == ProbeKind::ContradictoryReport {
+        0
+    } else {
+        records.len()
+    };
+    Forged {
+        metadata: metadata(task, truth, declared, pages),
+        run_log: run_log(task, pages),
+        records,
+    }
 }
 
 /// Ground-truth quality of a record set: F1 of distinct true records. A record is true iff it
 /// equals a canonical record on every canonical field (extra fields ignored).
 pub fn ground_truth_f1(truth: &[Value], records: &[Value]) -> f64 {
-    let key = |r: &Value| r.get("record_id").map(Value::to_string).unwrap_or_else(|| r.to_string());
-    let canonical: std::collections::HashMap<String, &Value> = truth.iter().map(|r| (key(r), r)).collect();
+    let key = |r: &Value| {
+        r.get("record_id")
+            .map(Value::to_string)
+            .unwrap_or_else(|| r.to_string())
+    };
+    let canonical: std::collections::HashMap<String, &Value> =
+        truth.iter().map(|r| (key(r), r)).collect();
     let mut hit = std::collections::HashSet::new();
     for r in records {
         let k = key(r);
         if let Some(c) = canonical.get(&k)
-            && c.as_object().is_some_and(|o| o.iter().all(|(f, v)| r.get(f).is_some_and(|w| json_eq(v, w))))
+            && c.as_object().is_some_and(|o| {
+                o.iter()
+                    .all(|(f, v)| r.get(f).is_some_and(|w| json_eq(v, w)))
+            })
         {
             hit.insert(k);
         }
     }
     let u = hit.len() as f64;
-    let recall = if truth.is_empty() { 0.0 } else { u / truth.len() as f64 };
-    let precision = if records.is_empty() { 0.0 } else { u / records.len() as f64 };
-    if recall + precision == 0.0 { 0.0 } else { 2.0 * recall * precision / (recall + precision) }
+    let recall = if truth.is_empty() {
+        0.0
+    } else {
+        u / truth.len() as f64
+    };
+    let precision = if records.is_empty() {
+        0.0
+    } else {
+        u / records.len() as f64
+    };
+    if recall + precision == 0.0 {
+        0.0
+    } else {
+        2.0 * recall * precision / (recall + precision)
+    }
 }
 
 fn json_eq(a: &Value, b: &Value) -> bool {
@@ -189,10 +234,19 @@ pub struct Sensitivity {
 }
 
 /// Runs the battery on `(task, seed)`; `None` when the truth or scorer hook is missing.
-pub fn battery(target: &dyn Target, task: &str, seed: u64, pages: u32) -> Option<Result<Vec<ProbeResult>, String>> {
+pub fn battery(
+    target: &dyn Target,
+    task: &str,
+    seed: u64,
+    pages: u32,
+) -> Option<Result<Vec<ProbeResult>, String>> {
     let truth = match target.truth(task, seed)? {
         Ok(t) => t,
-        Err(e) => return Some(Err(format!("truth hook failed for {task} seed {seed}: {e}"))),
+        Err(e) => {
+            return Some(Err(format!(
+                "truth hook failed for {task} seed {seed}: {e}"
+            )));
+        }
     };
     let mut out = Vec::new();
     for kind in ProbeKind::ALL {
@@ -202,7 +256,14 @@ pub fn battery(target: &dyn Target, task: &str, seed: u64, pages: u32) -> Option
             Ok(s) => (Some(s), None),
             Err(e) => (None, Some(e)),
         };
-        out.push(ProbeResult { task: task.into(), seed, kind, target_score: score, ground_truth: gt, error });
+        out.push(ProbeResult {
+            task: task.into(),
+            seed,
+            kind,
+            target_score: score,
+            ground_truth: gt,
+            error,
+        });
     }
     Some(Ok(out))
 }
@@ -227,11 +288,17 @@ pub fn sensitivity(results: &[ProbeResult], epsilon: f64) -> Option<Sensitivity>
                     correct.ground_truth
                 ));
             }
-        } else if r.kind == ProbeKind::ContradictoryReport && j.is_some_and(|j| j < j_correct - epsilon) {
+        } else if r.kind == ProbeKind::ContradictoryReport
+            && j.is_some_and(|j| j < j_correct - epsilon)
+        {
             grades_the_report = true;
         }
     }
-    Some(Sensitivity { task: correct.task.clone(), violations, grades_the_report })
+    Some(Sensitivity {
+        task: correct.task.clone(),
+        violations,
+        grades_the_report,
+    })
 }
 
 #[cfg(test)]
@@ -239,7 +306,9 @@ mod tests {
     use super::*;
 
     fn truth() -> Vec<Value> {
-        (0..10).map(|i| json!({"record_id": format!("T-{i:06}"), "qty": i})).collect()
+        (0..10)
+            .map(|i| json!({"record_id": format!("T-{i:06}"), "qty": i}))
+            .collect()
     }
 
     #[test]
@@ -253,17 +322,40 @@ mod tests {
         assert!(q(ProbeKind::DuplicateLaden) < 1.0 && q(ProbeKind::DuplicateLaden) > 0.8);
         assert!(q(ProbeKind::TotalsLeaked) < 1.0);
         assert!((q(ProbeKind::Partial) - 2.0 / 3.0).abs() < 1e-12);
-        assert_eq!(forge(ProbeKind::ContradictoryReport, "T", &t, 2).metadata["row_count"], json!(0));
+        assert_eq!(
+            forge(ProbeKind::ContradictoryReport, "T", &t, 2).metadata["row_count"],
+            json!(0)
+        );
     }
 
     #[test]
     fn a_tie_below_the_truth_fails_and_a_drop_at_equal_quality_grades_the_report() {
-        let mk = |kind, score: f64, gt| ProbeResult { task: "T".into(), seed: 0, kind, target_score: Some(score), ground_truth: gt, error: None };
-        let results = vec![mk(ProbeKind::Correct, 0.9, 1.0), mk(ProbeKind::Fabricated, 0.9, 0.0), mk(ProbeKind::ContradictoryReport, 0.5, 1.0)];
+        let mk = |kind, score: f64, gt| ProbeResult {
+            task: "T".into(),
+            seed: 0,
+            kind,
+            target_score: Some(score),
+            ground_truth: gt,
+            error: None,
+        };
+        let results = vec![
+            mk(ProbeKind::Correct, 0.9, 1.0),
+            mk(ProbeKind::Fabricated, 0.9, 0.0),
+            mk(ProbeKind::ContradictoryReport, 0.5, 1.0),
+        ];
         let s = sensitivity(&results, 1e-3).expect("correct present");
         assert_eq!(s.violations.len(), 1);
         assert!(s.grades_the_report);
-        let results = vec![mk(ProbeKind::Correct, 1.0, 1.0), mk(ProbeKind::Empty, 0.0, 0.0), mk(ProbeKind::Partial, 0.5, 0.6)];
-        assert!(sensitivity(&results, 1e-3).expect("correct").violations.is_empty());
+        let results = vec![
+            mk(ProbeKind::Correct, 1.0, 1.0),
+            mk(ProbeKind::Empty, 0.0, 0.0),
+            mk(ProbeKind::Partial, 0.5, 0.6),
+        ];
+        assert!(
+            sensitivity(&results, 1e-3)
+                .expect("correct")
+                .violations
+                .is_empty()
+        );
     }
 }

@@ -25,7 +25,13 @@ fn comparable(r: &EpisodeRecord) -> String {
 }
 
 /// Runs every job twice (on different thread counts) and compares.
-pub fn run(players: &[Player], levels: &[Level], tasks: &[&'static TaskSpec], seeds: &[u64], threads: usize) -> Replay {
+pub fn run(
+    players: &[Player],
+    levels: &[Level],
+    tasks: &[&'static TaskSpec],
+    seeds: &[u64],
+    threads: usize,
+) -> Replay {
     let jobs = product(players, levels, tasks, seeds, RunOptions::default());
     let first = run_jobs(&jobs, threads);
     let second = run_jobs(&jobs, 1);
@@ -33,7 +39,15 @@ pub fn run(players: &[Player], levels: &[Level], tasks: &[&'static TaskSpec], se
         .iter()
         .zip(&second)
         .filter(|(a, b)| comparable(a) != comparable(b))
-        .map(|(a, _)| format!("{} {} {} seed {}", a.key.policy, a.key.level, a.key.task_id, a.key.seed))
+        .map(|(a, _)| {
+            format!(
+                "{} {} {} seed {}",
+                a.key.policy, a.key.level, a.key.task_id, a.key.seed
+            )
+        })
         .collect();
-    Replay { episodes: jobs.len(), mismatches }
+    Replay {
+        episodes: jobs.len(),
+        mismatches,
+    }
 }

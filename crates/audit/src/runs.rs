@@ -1,7 +1,9 @@
 //! Running episodes in-process for the audit: "players" (rule stand-ins key-free, LLMs when
 //! given) at chosen levels, in parallel, results in input order.
 
-use benchaudit_agents::{EpisodeRecord, EpisodeSpec, Level, Policy, RuleKind, RulePolicy, RunOptions, run_episode};
+use benchaudit_agents::{
+    EpisodeRecord, EpisodeSpec, Level, Policy, RuleKind, RulePolicy, RunOptions, run_episode,
+};
 use benchaudit_comtrade::TaskSpec;
 
 /// Something that plays "the model": a name and a way to make a fresh policy per episode.
@@ -15,7 +17,10 @@ pub struct Player {
 impl Player {
     /// A rule policy as a player.
     pub fn rule(kind: RuleKind) -> Self {
-        Player { name: kind.name().to_string(), make: Box::new(move || Box::new(RulePolicy::new(kind))) }
+        Player {
+            name: kind.name().to_string(),
+            make: Box::new(move || Box::new(RulePolicy::new(kind))),
+        }
     }
 }
 
@@ -38,7 +43,9 @@ pub fn run_jobs(jobs: &[Job<'_>], threads: usize) -> Vec<EpisodeRecord> {
             .chunks(chunk)
             .map(|part| {
                 scope.spawn(move || {
-                    part.iter().map(|j| run_episode(&j.spec, (j.player.make)().as_mut()).record).collect::<Vec<_>>()
+                    part.iter()
+                        .map(|j| run_episode(&j.spec, (j.player.make)().as_mut()).record)
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -54,13 +61,27 @@ pub fn run_jobs(jobs: &[Job<'_>], threads: usize) -> Vec<EpisodeRecord> {
 }
 
 /// The cross product players × levels × tasks × seeds as jobs.
-pub fn product<'a>(players: &'a [Player], levels: &[Level], tasks: &[&'static TaskSpec], seeds: &[u64], options: RunOptions) -> Vec<Job<'a>> {
+pub fn product<'a>(
+    players: &'a [Player],
+    levels: &[Level],
+    tasks: &[&'static TaskSpec],
+    seeds: &[u64],
+    options: RunOptions,
+) -> Vec<Job<'a>> {
     let mut jobs = Vec::new();
     for p in players {
         for &level in levels {
             for &task in tasks {
                 for &seed in seeds {
-                    jobs.push(Job { player: p, spec: EpisodeSpec { task, seed, level, options } });
+                    jobs.push(Job {
+                        player: p,
+                        spec: EpisodeSpec {
+                            task,
+                            seed,
+                            level,
+                            options,
+                        },
+                    });
                 }
             }
         }

@@ -55,7 +55,11 @@ pub struct ReEmission {
 }
 
 fn caps(budget: u64, demand: u64) -> (u64, f64, f64) {
-    let recall = if demand == 0 { 1.0 } else { (budget as f64 / demand as f64).min(1.0) };
+    let recall = if demand == 0 {
+        1.0
+    } else {
+        (budget as f64 / demand as f64).min(1.0)
+    };
     (budget, recall, 2.0 * recall / (1.0 + recall))
 }
 
@@ -65,9 +69,15 @@ pub fn re_emission(task: &'static TaskSpec, steps: u32) -> Result<ReEmission, St
     let g = Generator::new(task, 0);
     let (mut row_tokens, mut id_tokens) = (0u64, 0u64);
     for r in g.truth() {
-        let line = serde_json::to_string(&RowJson { task, row: &Row::Record(r) }).map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(&RowJson {
+            task,
+            row: &Row::Record(r),
+        })
+        .map_err(|e| e.to_string())?;
         row_tokens += bpe.encode_ordinary(&format!("{line}\n")).len() as u64;
-        id_tokens += bpe.encode_ordinary(&format!("\"{}\", ", record_id(task, r.index))).len() as u64;
+        id_tokens += bpe
+            .encode_ordinary(&format!("\"{}\", ", record_id(task, r.index)))
+            .len() as u64;
     }
     let rows = task.total_rows;
     let responses = u64::from(steps.saturating_sub(task.total_pages() + 2).max(1));
@@ -81,22 +91,41 @@ pub fn re_emission(task: &'static TaskSpec, steps: u32) -> Result<ReEmission, St
         scale_bound: full.iter().all(|(_, r, _)| *r < 1.0),
         full,
         ids: BUDGETS.iter().map(|&b| caps(b, id_tokens)).collect(),
-        chunked: BUDGETS.iter().map(|&b| caps(b * responses, row_tokens)).collect(),
+        chunked: BUDGETS
+            .iter()
+            .map(|&b| caps(b * responses, row_tokens))
+            .collect(),
     })
 }
 
 /// Runs the oracle at L2 on every task and seed; returns per-task solvability and the episodes.
-pub fn oracle(tasks: &[&'static TaskSpec], seeds: &[u64], threads: usize) -> (Vec<OracleSolve>, Vec<EpisodeRecord>) {
+pub fn oracle(
+    tasks: &[&'static TaskSpec],
+    seeds: &[u64],
+    threads: usize,
+) -> (Vec<OracleSolve>, Vec<EpisodeRecord>) {
     let player = [Player::rule(RuleKind::Oracle)];
-    let records = run_jobs(&product(&player, &[Level::L2], tasks, seeds, RunOptions::default()), threads);
+    let records = run_jobs(
+        &product(&player, &[Level::L2], tasks, seeds, RunOptions::default()),
+        threads,
+    );
     let solves = tasks
         .iter()
         .map(|t| {
-            let mine: Vec<&EpisodeRecord> = records.iter().filter(|r| r.key.task_id == t.task_id).collect();
+            let mine: Vec<&EpisodeRecord> = records
+                .iter()
+                .filter(|r| r.key.task_id == t.task_id)
+                .collect();
             OracleSolve {
                 task: t.task_id.into(),
                 seeds: mine.len(),
-                solved: mine.iter().filter(|r| r.scores.as_ref().is_some_and(|s| s.f1 == 1.0) && r.counts.requests <= t.max_requests).count(),
+                solved: mine
+                    .iter()
+                    .filter(|r| {
+                        r.scores.as_ref().is_some_and(|s| s.f1 == 1.0)
+                            && r.counts.requests <= t.max_requests
+                    })
+                    .count(),
                 max_requests: mine.iter().map(|r| r.counts.requests).max().unwrap_or(0),
                 budget: t.max_requests,
             }

@@ -29,12 +29,19 @@ pub struct DeclaredOwnership {
 impl DeclaredOwnership {
     /// The decisions the model owns at `level`.
     pub fn model_owned(&self, level: &str) -> Vec<String> {
-        self.entries.iter().filter(|(l, _, o)| l == level && *o == Owner::Model).map(|(_, d, _)| d.clone()).collect()
+        self.entries
+            .iter()
+            .filter(|(l, _, o)| l == level && *o == Owner::Model)
+            .map(|(_, d, _)| d.clone())
+            .collect()
     }
 
     /// The declared owner of a decision at a level.
     pub fn owner(&self, level: &str, decision: &str) -> Option<Owner> {
-        self.entries.iter().find(|(l, d, _)| l == level && d == decision).map(|(_, _, o)| *o)
+        self.entries
+            .iter()
+            .find(|(l, d, _)| l == level && d == decision)
+            .map(|(_, _, o)| *o)
     }
 }
 

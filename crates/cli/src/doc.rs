@@ -44,7 +44,9 @@ pub fn markdown(blocks: &[Block]) -> String {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn inline(s: &str) -> String {
@@ -92,7 +94,11 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                 h.push_str("</tbody></table>\n");
             }
             Block::Figure(caption, _, svg) => {
-                let _ = writeln!(h, "<figure>{svg}<figcaption>{}</figcaption></figure>", inline(caption));
+                let _ = writeln!(
+                    h,
+                    "<figure>{svg}<figcaption>{}</figcaption></figure>",
+                    inline(caption)
+                );
             }
         }
     }

@@ -10,10 +10,18 @@ use crate::UsageError;
 /// Seeds: `A..B` (inclusive, as in "seeds 0..999"), `A..=B`, `A..<B` (exclusive), `N`, or a
 /// comma-separated mix.
 pub fn seeds(spec: &str) -> Result<Vec<u64>, UsageError> {
-    let bad = |why: &str| UsageError(format!("invalid --seeds `{spec}`: {why} (write e.g. 0..9, 0..<10, 3 or 1,4,7)"));
+    let bad = |why: &str| {
+        UsageError(format!(
+            "invalid --seeds `{spec}`: {why} (write e.g. 0..9, 0..<10, 3 or 1,4,7)"
+        ))
+    };
     let mut out = BTreeSet::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let num = |s: &str| s.trim().parse::<u64>().map_err(|_| bad(&format!("`{s}` is not a seed")));
+        let num = |s: &str| {
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| bad(&format!("`{s}` is not a seed")))
+        };
         if let Some((a, b)) = part.split_once("..") {
             let (b, inclusive) = match (b.strip_prefix('='), b.strip_prefix('<')) {
                 (Some(b), _) => (b, true),
@@ -21,7 +29,11 @@ pub fn seeds(spec: &str) -> Result<Vec<u64>, UsageError> {
                 _ => (b, true),
             };
             let (a, b) = (num(a)?, num(b)?);
-            let end = if inclusive { b } else { b.checked_sub(1).ok_or_else(|| bad("empty range"))? };
+            let end = if inclusive {
+                b
+            } else {
+                b.checked_sub(1).ok_or_else(|| bad("empty range"))?
+            };
             if end < a {
                 return Err(bad("empty range"));
             }
@@ -44,7 +56,11 @@ pub fn task_list(spec: &str) -> Result<Vec<&'static TaskSpec>, UsageError> {
     if spec.trim() == "all" {
         return Ok(tasks().iter().collect());
     }
-    spec.split(',').map(str::trim).filter(|p| !p.is_empty()).map(crate::commands::resolve_task).collect()
+    spec.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(crate::commands::resolve_task)
+        .collect()
 }
 
 /// Levels: comma-separated L0, L1, L2.
@@ -52,7 +68,10 @@ pub fn levels(spec: &str) -> Result<Vec<Level>, UsageError> {
     spec.split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
-        .map(|p| Level::parse(p).ok_or_else(|| UsageError(format!("unknown level `{p}` (known: L0, L1, L2)"))))
+        .map(|p| {
+            Level::parse(p)
+                .ok_or_else(|| UsageError(format!("unknown level `{p}` (known: L0, L1, L2)")))
+        })
         .collect()
 }
 
@@ -64,7 +83,10 @@ pub fn rule_policies(spec: &str) -> Result<Vec<RuleKind>, UsageError> {
         .map(|p| {
             RuleKind::parse(p).ok_or_else(|| {
                 let names: Vec<&str> = RuleKind::ALL.iter().map(|k| k.name()).collect();
-                UsageError(format!("unknown policy `{p}` (known: {})", names.join(", ")))
+                UsageError(format!(
+                    "unknown policy `{p}` (known: {})",
+                    names.join(", ")
+                ))
             })
         })
         .collect()
@@ -90,7 +112,10 @@ mod tests {
     fn lists() {
         assert_eq!(task_list("all").map(|t| t.len()).map_err(|e| e.0), Ok(11));
         assert!(task_list("T1_single_page,nope").is_err());
-        assert_eq!(levels("L0,l2").map_err(|e| e.0), Ok(vec![Level::L0, Level::L2]));
+        assert_eq!(
+            levels("L0,l2").map_err(|e| e.0),
+            Ok(vec![Level::L0, Level::L2])
+        );
         assert!(rule_policies("oracle,typo").is_err());
     }
 }

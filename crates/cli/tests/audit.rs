@@ -14,31 +14,69 @@ fn bin() -> Command {
 fn audit_writes_the_card_and_guards_its_own_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("audit");
-    let o = bin().args(["audit", "--seeds", "2", "--out"]).arg(&out).output().unwrap();
+    let o = bin()
+        .args(["audit", "--seeds", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout.contains("licensed claim:        self-report compliance"), "{stdout}");
-    assert!(stdout.contains("licensed claim:        model capability"), "{stdout}");
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("licensed claim:        self-report compliance"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("licensed claim:        model capability"),
+        "{stdout}"
+    );
     assert!(stdout.contains("oracle checks: 9/9 pass"), "{stdout}");
     for f in ["card.md", "card.json", "audit.json", "report.html"] {
         assert!(out.join(f).is_file(), "{f}");
     }
-    for fig in ["judge_probe", "joint_2x2", "scaffolding_spectrum", "reliability_spectrum"] {
+    for fig in [
+        "judge_probe",
+        "joint_2x2",
+        "scaffolding_spectrum",
+        "reliability_spectrum",
+    ] {
         let png = std::fs::read(out.join("figures").join(format!("{fig}.png"))).unwrap();
         assert_eq!(&png[1..4], b"PNG", "{fig}");
         assert!(out.join("figures").join(format!("{fig}.svg")).is_file());
     }
-    let cards: Value = serde_json::from_slice(&std::fs::read(out.join("card.json")).unwrap()).unwrap();
-    assert_eq!(cards["cards"][0]["licensed_claim"], "self_report_compliance");
+    let cards: Value =
+        serde_json::from_slice(&std::fs::read(out.join("card.json")).unwrap()).unwrap();
+    assert_eq!(
+        cards["cards"][0]["licensed_claim"],
+        "self_report_compliance"
+    );
     assert_eq!(cards["cards"][1]["licensed_claim"], "model_capability");
 
-    let guard = |file: &std::path::Path| bin().arg("guard").arg(file).arg("--against").arg(out.join("audit.json")).output().unwrap();
+    let guard = |file: &std::path::Path| {
+        bin()
+            .arg("guard")
+            .arg(file)
+            .arg("--against")
+            .arg(out.join("audit.json"))
+            .output()
+            .unwrap()
+    };
     assert!(guard(&out.join("card.md")).status.success());
     assert!(guard(&out.join("report.html")).status.success());
     let card = std::fs::read_to_string(out.join("card.md")).unwrap();
     assert!(card.contains("| 98.7 and 98.7 | 98.7 and 98.7 |"));
     let doctored = dir.path().join("doctored.md");
-    std::fs::write(&doctored, card.replace("| 98.7 and 98.7 | 98.7 and 98.7 |", "| 98.7 and 98.7 | 97.3 and 98.7 |")).unwrap();
+    std::fs::write(
+        &doctored,
+        card.replace(
+            "| 98.7 and 98.7 | 98.7 and 98.7 |",
+            "| 98.7 and 98.7 | 97.3 and 98.7 |",
+        ),
+    )
+    .unwrap();
     let o = guard(&doctored);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("97.3 is not in"));
@@ -47,7 +85,8 @@ fn audit_writes_the_card_and_guards_its_own_numbers() {
 #[test]
 fn audit_includes_external_targets() {
     let dir = tempfile::tempdir().unwrap();
-    let fixtures = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/fixtures");
+    let fixtures =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/fixtures");
     let o = bin()
         .args(["audit", "--seeds", "1", "--out"])
         .arg(dir.path())
@@ -59,8 +98,16 @@ fn audit_includes_external_targets() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{stdout}");
-    assert!(stdout.contains("toy outcome benchmark\n  criterion sensitivity: pass"), "{stdout}");
+    assert!(
+        stdout.contains("toy outcome benchmark\n  criterion sensitivity: pass"),
+        "{stdout}"
+    );
     assert!(stdout.contains("partial benchmark\n  criterion sensitivity: not probed\n  ownership:             not probed"), "{stdout}");
-    let bad = bin().args(["audit", "--out"]).arg(dir.path()).args(["--target", "/nonexistent.toml"]).output().unwrap();
+    let bad = bin()
+        .args(["audit", "--out"])
+        .arg(dir.path())
+        .args(["--target", "/nonexistent.toml"])
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }

@@ -13,11 +13,26 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_benchaudit"))
 }
 
-const ARGS: [&str; 8] = ["--policy", "oracle,no-dedup,baseline", "--level", "L0,L1,L2", "--tasks", "T2_multi_page,T8_mixed_faults", "--seeds", "0..79"];
+const ARGS: [&str; 8] = [
+    "--policy",
+    "oracle,no-dedup,baseline",
+    "--level",
+    "L0,L1,L2",
+    "--tasks",
+    "T2_multi_page,T8_mixed_faults",
+    "--seeds",
+    "0..79",
+];
 const TOTAL: usize = 3 * 3 * 2 * 80;
 
 fn run_into(dir: &Path) -> std::process::Output {
-    bin().arg("run").args(ARGS).arg("--out").arg(dir).output().unwrap()
+    bin()
+        .arg("run")
+        .args(ARGS)
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .unwrap()
 }
 
 /// Records by key, without the timing object (the only part allowed to differ).
@@ -28,13 +43,18 @@ fn records(dir: &Path) -> BTreeMap<String, Value> {
         let mut v: Value = serde_json::from_str(line).unwrap();
         v.as_object_mut().unwrap().remove("timing");
         let key = v["key"].to_string();
-        assert!(out.insert(key.clone(), v).is_none(), "episode {key} recorded twice");
+        assert!(
+            out.insert(key.clone(), v).is_none(),
+            "episode {key} recorded twice"
+        );
     }
     out
 }
 
 fn lines(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join("episodes.jsonl")).map(|t| t.lines().count()).unwrap_or(0)
+    std::fs::read_to_string(dir.join("episodes.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
 }
 
 #[test]
@@ -46,7 +66,15 @@ fn sigkill_midway_then_resume_records_every_episode_once_and_identically() {
     assert_eq!(want.len(), TOTAL);
 
     let dir = tempfile::tempdir().unwrap();
-    let mut child = bin().arg("run").args(ARGS).arg("--out").arg(dir.path()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = bin()
+        .arg("run")
+        .args(ARGS)
+        .arg("--out")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let started = Instant::now();
     while lines(dir.path()) < 100 && started.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(5));
@@ -54,7 +82,10 @@ fn sigkill_midway_then_resume_records_every_episode_once_and_identically() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let partial = lines(dir.path());
-    assert!((100..TOTAL).contains(&partial), "killed midway ({partial} of {TOTAL})");
+    assert!(
+        (100..TOTAL).contains(&partial),
+        "killed midway ({partial} of {TOTAL})"
+    );
 
     let o = run_into(dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -66,21 +97,49 @@ fn sigkill_midway_then_resume_records_every_episode_once_and_identically() {
 #[test]
 fn a_torn_last_line_is_discarded_and_the_episode_rerun() {
     let dir = tempfile::tempdir().unwrap();
-    let args = ["run", "--policy", "oracle", "--tasks", "T3_duplicates", "--seeds", "0..4", "--out"];
-    assert!(bin().args(args).arg(dir.path()).output().unwrap().status.success());
+    let args = [
+        "run",
+        "--policy",
+        "oracle",
+        "--tasks",
+        "T3_duplicates",
+        "--seeds",
+        "0..4",
+        "--out",
+    ];
+    assert!(
+        bin()
+            .args(args)
+            .arg(dir.path())
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
     let path = dir.path().join("episodes.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut kept: Vec<&str> = text.lines().collect();
     let last = kept.pop().unwrap();
     // Simulate a crash mid-write: the last record is half written.
-    std::fs::write(&path, format!("{}\n{}", kept.join("\n"), &last[..last.len() / 2])).unwrap();
+    std::fs::write(
+        &path,
+        format!("{}\n{}", kept.join("\n"), &last[..last.len() / 2]),
+    )
+    .unwrap();
     let o = bin().args(args).arg(dir.path()).output().unwrap();
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("torn last line"));
     let after = std::fs::read_to_string(&path).unwrap();
     assert_eq!(after.lines().count(), 5);
     assert!(after.ends_with('\n'));
-    let mut seeds: Vec<u64> = after.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["key"]["seed"].as_u64().unwrap()).collect();
+    let mut seeds: Vec<u64> = after
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["key"]["seed"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
     seeds.sort_unstable();
     assert_eq!(seeds, [0, 1, 2, 3, 4]);
 }
@@ -89,21 +148,63 @@ fn a_torn_last_line_is_discarded_and_the_episode_rerun() {
 fn a_second_writer_is_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path()).unwrap();
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.path().join(".lock")).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.path().join(".lock"))
+        .unwrap();
     lock.try_lock().unwrap();
-    let o = bin().args(["run", "--policy", "oracle", "--tasks", "T1_single_page", "--seeds", "0", "--out"]).arg(dir.path()).output().unwrap();
+    let o = bin()
+        .args([
+            "run",
+            "--policy",
+            "oracle",
+            "--tasks",
+            "T1_single_page",
+            "--seeds",
+            "0",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("locked by another benchaudit process"), "{err}");
+    assert!(
+        err.contains("locked by another benchaudit process"),
+        "{err}"
+    );
     assert!(!dir.path().join("episodes.jsonl").exists());
 }
 
 #[test]
 fn resuming_with_another_configuration_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let base = ["run", "--policy", "oracle", "--tasks", "T1_single_page", "--out"];
-    assert!(bin().args(base).arg(dir.path()).args(["--seeds", "0"]).output().unwrap().status.success());
-    let o = bin().args(base).arg(dir.path()).args(["--seeds", "0..1"]).output().unwrap();
+    let base = [
+        "run",
+        "--policy",
+        "oracle",
+        "--tasks",
+        "T1_single_page",
+        "--out",
+    ];
+    assert!(
+        bin()
+            .args(base)
+            .arg(dir.path())
+            .args(["--seeds", "0"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let o = bin()
+        .args(base)
+        .arg(dir.path())
+        .args(["--seeds", "0..1"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("different configuration"));
 }
@@ -112,7 +213,20 @@ fn resuming_with_another_configuration_is_refused() {
 fn run_prints_a_summary_per_policy_and_level() {
     let dir = tempfile::tempdir().unwrap();
     let o = bin()
-        .args(["run", "--policy", "oracle,empty", "--level", "L0,L2", "--tasks", "T3_duplicates", "--seeds", "0..2", "--jobs", "2", "--out"])
+        .args([
+            "run",
+            "--policy",
+            "oracle,empty",
+            "--level",
+            "L0,L2",
+            "--tasks",
+            "T3_duplicates",
+            "--seeds",
+            "0..2",
+            "--jobs",
+            "2",
+            "--out",
+        ])
         .arg(dir.path())
         .output()
         .unwrap();
@@ -120,9 +234,23 @@ fn run_prints_a_summary_per_policy_and_level() {
     let out = String::from_utf8(o.stdout).unwrap();
     let rows: Vec<&str> = out.lines().collect();
     assert_eq!(rows.len(), 5, "{out}");
-    assert!(rows[1].starts_with("empty") && rows[1].contains(" L0 ") && rows[1].contains("1.000"), "{out}");
-    assert!(rows[2].starts_with("empty") && rows[2].contains(" L2 ") && rows[2].contains("0.000"), "{out}");
-    assert!(rows[4].starts_with("oracle") && rows[4].contains("1.000"), "{out}");
+    assert!(
+        rows[1].starts_with("empty") && rows[1].contains(" L0 ") && rows[1].contains("1.000"),
+        "{out}"
+    );
+    assert!(
+        rows[2].starts_with("empty") && rows[2].contains(" L2 ") && rows[2].contains("0.000"),
+        "{out}"
+    );
+    assert!(
+        rows[4].starts_with("oracle") && rows[4].contains("1.000"),
+        "{out}"
+    );
     assert!(dir.path().join("manifest.json").exists());
-    assert_eq!(std::fs::read_dir(dir.path().join("transcripts")).unwrap().count(), 12);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("transcripts"))
+            .unwrap()
+            .count(),
+        12
+    );
 }

@@ -9,19 +9,19 @@
 use serde::Serialize;
 
 use benchaudit_stress::{
-    AdversarialWrapper, CorruptionKind, EnvironmentAdapter, EscalatingAdversary, Outcome as StressOutcome, Perturbation,
-    StressError, Trace, WrapperConfig,
+    AdversarialWrapper, CorruptionKind, EnvironmentAdapter, EscalatingAdversary,
+    Outcome as StressOutcome, Perturbation, StressError, Trace, WrapperConfig,
 };
 
 use crate::faults::{FaultPlan, inject};
-use crate::stress::{ComtradeAdapter, StressConfig};
-use crate::task::FaultFamily;
 use crate::protocol::{
     Constraints, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol,
     SubmitArgs, TaskInfo, ToolError,
 };
 use crate::record::{Generator, Row, RowJson, Totals, record_id, totals_id};
+use crate::stress::{ComtradeAdapter, StressConfig};
 use crate::submission::Submission;
+use crate::task::FaultFamily;
 use crate::task::TaskSpec;
 
 /// Largest page_size argument accepted (the largest page of the registry is 1000).
@@ -96,7 +96,12 @@ impl Episode {
 
     /// Opens an episode with a stress arm at the agent–environment boundary (the A/B designs
     /// run it on T9_clean_ab). Fails only on an invalid configuration.
-    pub fn with_stress(task: &'static TaskSpec, seed: u64, options: EpisodeOptions, config: StressConfig) -> Result<Self, StressError> {
+    pub fn with_stress(
+        task: &'static TaskSpec,
+        seed: u64,
+        options: EpisodeOptions,
+        config: StressConfig,
+    ) -> Result<Self, StressError> {
         let mut episode = Episode::clean(task, seed, options);
         episode.attach(config)?;
         Ok(episode)
@@ -104,11 +109,19 @@ impl Episode {
 
     fn attach(&mut self, config: StressConfig) -> Result<(), StressError> {
         let wrapper = AdversarialWrapper::new(
-            WrapperConfig { seed: self.seed, schedule: config.schedule, quota: config.quota },
+            WrapperConfig {
+                seed: self.seed,
+                schedule: config.schedule,
+                quota: config.quota,
+            },
             config.adversary,
         )?;
         let words = (self.task().total_pages() as usize).div_ceil(64) + 1;
-        self.stress = Some(Box::new(Stressed { config, wrapper, pages_done: vec![0; words] }));
+        self.stress = Some(Box::new(Stressed {
+            config,
+            wrapper,
+            pages_done: vec![0; words],
+        }));
         Ok(())
     }
 
@@ -180,7 +193,10 @@ impl Episode {
     /// The request budget in force: the task budget or its override, and a stress quota (after
     /// any squeeze) when one is enforced.
     pub fn max_requests(&self) -> u32 {
-        let budget = self.options.max_requests.unwrap_or(self.task().max_requests);
+        let budget = self
+            .options
+            .max_requests
+            .unwrap_or(self.task().max_requests);
         match self.stress.as_ref().and_then(|s| s.wrapper.quota_limit()) {
             Some(quota) => budget.min(quota),
             None => budget,
@@ -189,9 +205,16 @@ impl Episode {
 
     /// Requests left (the tighter of the budget and the stress quota).
     pub fn requests_remaining(&self) -> u32 {
-        let budget = self.options.max_requests.unwrap_or(self.task().max_requests);
+        let budget = self
+            .options
+            .max_requests
+            .unwrap_or(self.task().max_requests);
         let left = budget.saturating_sub(self.counts.requests);
-        match self.stress.as_ref().and_then(|s| s.wrapper.quota_remaining()) {
+        match self
+            .stress
+            .as_ref()
+            .and_then(|s| s.wrapper.quota_remaining())
+        {
             Some(quota) => left.min(quota),
             None => left,
         }
@@ -235,7 +258,10 @@ impl Episode {
 
     /// Tool 2: one page, or a fault envelope. Every call spends one unit of budget.
     pub fn fetch_page(&mut self, args: FetchPageArgs) -> Result<PageResponse, ToolError> {
-        let budget = self.options.max_requests.unwrap_or(self.task().max_requests);
+        let budget = self
+            .options
+            .max_requests
+            .unwrap_or(self.task().max_requests);
         if self.counts.requests >= budget {
             self.counts.budget_exhausted += 1;
             return Err(ToolError::fatal(429, "request budget exhausted"));
@@ -281,15 +307,27 @@ impl Episode {
             if let Some(status) = crate::stress::fault_status(&plan.intents) {
                 stressed.wrapper.end_step(StressOutcome::Fault).ok();
                 self.counts.faults_served += 1;
-                return Err(ToolError { status, error: "rate limit exceeded".into(), retry: true, retry_after_s: Some(1) });
+                return Err(ToolError {
+                    status,
+                    error: "rate limit exceeded".into(),
+                    retry: true,
+                    retry_after_s: Some(1),
+                });
             }
             let records: Vec<_> = crate::faults::page_records(&self.generator, page);
             let mut rng = plan.rng;
-            let mut adapter = ComtradeAdapter { task, page, records: &records };
+            let mut adapter = ComtradeAdapter {
+                task,
+                page,
+                records: &records,
+            };
             let realised = adapter.realise(&plan.intents, served.rows, &mut rng);
             for r in &realised.applied {
                 match r.intent {
-                    Perturbation::Corruption { kind: CorruptionKind::Duplicate, .. } => served.duplicates += r.affected,
+                    Perturbation::Corruption {
+                        kind: CorruptionKind::Duplicate,
+                        ..
+                    } => served.duplicates += r.affected,
                     Perturbation::Distractor => served.totals += r.affected,
                     _ => {}
                 }
@@ -303,7 +341,11 @@ impl Episode {
                     *word |= 1 << b;
                     fresh
                 });
-            let outcome = if new_page { StressOutcome::Success } else { StressOutcome::Neutral };
+            let outcome = if new_page {
+                StressOutcome::Success
+            } else {
+                StressOutcome::Neutral
+            };
             stressed.wrapper.end_step(outcome).ok();
         }
         for row in &served.rows {

@@ -214,7 +214,8 @@ pub fn write_jsonl<'a>(task: &TaskSpec, rows: impl IntoIterator<Item = &'a Row>,
         }
     }
     // serde_json writes UTF-8 only.
-    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    *out = String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
 }
 
 #[cfg(test)]

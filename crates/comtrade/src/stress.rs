@@ -18,7 +18,13 @@ use crate::task::TaskSpec;
 /// The reference adversary on ComtradeBench: fault probability `0.05 + 0.30·i`, duplicate rate
 /// `0.20·i`, and a totals-row distractor once intensity reaches 0.70 (paper A.11's threshold).
 pub fn reference_adversary() -> EscalatingAdversary {
-    EscalatingAdversary { fault_base: 0.05, fault_scale: 0.30, corruption_scale: 0.20, distractor_at: Some(0.70), fault_status: 429 }
+    EscalatingAdversary {
+        fault_base: 0.05,
+        fault_scale: 0.30,
+        corruption_scale: 0.20,
+        distractor_at: Some(0.70),
+        fault_status: 429,
+    }
 }
 
 /// One arm of stress on one episode.
@@ -48,7 +54,12 @@ impl StressConfig {
 
     /// A constant arm held at `level`.
     pub fn constant(level: f64) -> Result<Self, StressError> {
-        Ok(StressConfig { arm: Arm::Constant, schedule: Schedule::constant(level)?, adversary: reference_adversary(), quota: None })
+        Ok(StressConfig {
+            arm: Arm::Constant,
+            schedule: Schedule::constant(level)?,
+            adversary: reference_adversary(),
+            quota: None,
+        })
     }
 
     /// The constant level matching the escalating arm's realised mean intensity over `seeds`
@@ -86,13 +97,22 @@ pub struct ComtradeAdapter<'a> {
 
 fn count_for(rate: f64, len: usize) -> usize {
     let n = (rate * len as f64).round_ties_even();
-    if n.is_finite() && n > 0.0 { (n as usize).min(len.max(1) * 4) } else { 0 }
+    if n.is_finite() && n > 0.0 {
+        (n as usize).min(len.max(1) * 4)
+    } else {
+        0
+    }
 }
 
 impl EnvironmentAdapter for ComtradeAdapter<'_> {
     type Observation = Vec<Row>;
 
-    fn realise(&mut self, intents: &[Perturbation], mut rows: Vec<Row>, rng: &mut StepRng) -> Realised<Vec<Row>> {
+    fn realise(
+        &mut self,
+        intents: &[Perturbation],
+        mut rows: Vec<Row>,
+        rng: &mut StepRng,
+    ) -> Realised<Vec<Row>> {
         let mut applied = Vec::new();
         for intent in intents {
             let affected = match *intent {
@@ -132,14 +152,23 @@ impl EnvironmentAdapter for ComtradeAdapter<'_> {
                     }
                 }
                 Perturbation::Distractor if !self.records.is_empty() => {
-                    rows.insert(0, Row::Totals(Totals::of(self.page, self.records.iter().copied())));
+                    rows.insert(
+                        0,
+                        Row::Totals(Totals::of(self.page, self.records.iter().copied())),
+                    );
                     1
                 }
                 _ => 0,
             };
-            applied.push(Realisation { intent: *intent, affected: affected as u32 });
+            applied.push(Realisation {
+                intent: *intent,
+                affected: affected as u32,
+            });
         }
-        Realised { observation: rows, applied }
+        Realised {
+            observation: rows,
+            applied,
+        }
     }
 }
 
@@ -162,8 +191,12 @@ mod tests {
         let esc = StressConfig::escalating(t).expect("valid");
         assert_eq!(esc.schedule, Schedule::linear(1.0, 4).expect("valid"));
         assert_eq!(esc.label(), "escalating");
-        assert_eq!(StressConfig::constant(0.5).expect("valid").label(), "constant@0.5000");
-        let level = StressConfig::matched_level(t, &(0..20).collect::<Vec<_>>()).expect("computable");
+        assert_eq!(
+            StressConfig::constant(0.5).expect("valid").label(),
+            "constant@0.5000"
+        );
+        let level =
+            StressConfig::matched_level(t, &(0..20).collect::<Vec<_>>()).expect("computable");
         assert!(level > 0.3 && level < 0.7, "{level}");
     }
 }

@@ -90,7 +90,8 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
     let mut seen = vec![false; total as usize];
     let mut unique = 0u32;
     let mut hints = Hints::new(FIELDS.len());
-    let mut ids: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
+    let mut ids: rustc_hash::FxHashSet<&str> =
+        rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
     let mut totals_rows = 0u32;
     for line in lines {
         if let Some(id) = hints.get(line, 9, FIELDS[9]).and_then(LiteValue::as_str) {
@@ -100,7 +101,10 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
                 continue;
             }
         }
-        if ["is_total", "isTotal"].iter().any(|k| line.get(k) == Some(&LiteValue::Bool(true))) {
+        if ["is_total", "isTotal"]
+            .iter()
+            .any(|k| line.get(k) == Some(&LiteValue::Bool(true)))
+        {
             totals_rows += 1;
         }
         if let Some(i) = true_index(generator, &truth, line, &mut hints)

@@ -286,7 +286,8 @@ fn correctness(
     if let Some(Value::Array(fields)) = meta.get("dedup_key")
         && fields.len() >= 3
     {
-        let mut keys: rustc_hash::FxHashSet<Vec<KeyAtom>> = rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
+        let mut keys: rustc_hash::FxHashSet<Vec<KeyAtom>> =
+            rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
         let mut hints = Hints::new(fields.len());
         for (n, line) in lines.iter().enumerate() {
             match line {

@@ -178,8 +178,15 @@ impl<'de> Deserialize<'de> for LiteObject<'de> {
                 let mut seen = 0u64;
                 while let Some(CowStr(key)) = map.next_key::<CowStr<'de>>()? {
                     let value = map.next_value::<LiteValueDe<'de>>()?.0;
-                    let bit = 1u64 << ((key.len() * 7 + usize::from(key.as_bytes().first().copied().unwrap_or(0))) % 64);
-                    let slot = if seen & bit != 0 { entries.iter_mut().find(|(k, _)| *k == key) } else { None };
+                    let bit = 1u64
+                        << ((key.len() * 7
+                            + usize::from(key.as_bytes().first().copied().unwrap_or(0)))
+                            % 64);
+                    let slot = if seen & bit != 0 {
+                        entries.iter_mut().find(|(k, _)| *k == key)
+                    } else {
+                        None
+                    };
                     seen |= bit;
                     match slot {
                         Some(slot) => slot.1 = value,

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use benchaudit_agents::{EpisodeRecord, Level, Outcome, RunOptions};
 use benchaudit_comtrade::{EpisodeOptions, StressConfig};
 use benchaudit_stats::{
-    PairedComparison, PairedConfig, SummaryConfig, compare_paired, decision_rule, degradation_curve, holm_adjust,
+    PairedComparison, PairedConfig, SummaryConfig, compare_paired, decision_rule,
+    degradation_curve, holm_adjust,
 };
 use benchaudit_stress::{DEGRADATION_DOSES, QuotaConfig, Squeeze};
 use clap::{Args, ValueEnum};
@@ -155,27 +156,47 @@ fn metric_of(r: &EpisodeRecord, m: MetricArg) -> Option<f64> {
 /// Runs the subcommand.
 pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
     let task = crate::commands::resolve_task(&args.task)?;
-    let level = Level::parse(&args.level).ok_or_else(|| UsageError(format!("unknown level `{}`", args.level)))?;
+    let level = Level::parse(&args.level)
+        .ok_or_else(|| UsageError(format!("unknown level `{}`", args.level)))?;
     if level == Level::L0 {
-        return Err(UsageError("the A/B designs need a model-owned decision: use --level L1 or L2".into()).into());
+        return Err(UsageError(
+            "the A/B designs need a model-owned decision: use --level L1 or L2".into(),
+        )
+        .into());
     }
     let Some(policy_spec) = args.policy.as_deref() else {
         return Err(UsageError("give --policy NAME[,NAME..]".into()).into());
     };
-    let agents: Vec<Agent> = select::rule_policies(policy_spec)?.into_iter().map(Agent::Rule).collect();
+    let agents: Vec<Agent> = select::rule_policies(policy_spec)?
+        .into_iter()
+        .map(Agent::Rule)
+        .collect();
     let seeds = select::seeds(&args.seeds)?;
-    let metric = args.metric.unwrap_or(if level == Level::L2 { MetricArg::F1 } else { MetricArg::Coverage });
+    let metric = args.metric.unwrap_or(if level == Level::L2 {
+        MetricArg::F1
+    } else {
+        MetricArg::Coverage
+    });
     if metric == MetricArg::Coverage && level == Level::L2 {
-        return Err(UsageError("coverage is an L0/L1 outcome; use --metric f1 or judge at L2".into()).into());
+        return Err(UsageError(
+            "coverage is an L0/L1 outcome; use --metric f1 or judge at L2".into(),
+        )
+        .into());
     }
     let frozen = match &args.prereg {
         Some(path) => Some(prereg::load_frozen(path)?),
         None => None,
     };
     let pages = task.total_pages();
-    let base = EpisodeOptions { interface: args.interface.into(), submission: args.submission.into(), max_requests: None };
-    let level_matched = StressConfig::matched_level(task, &seeds).map_err(|e| UsageError(format!("stress engine: {e}")))?;
-    let escalating = StressConfig::escalating(task).map_err(|e| UsageError(format!("stress engine: {e}")))?;
+    let base = EpisodeOptions {
+        interface: args.interface.into(),
+        submission: args.submission.into(),
+        max_requests: None,
+    };
+    let level_matched = StressConfig::matched_level(task, &seeds)
+        .map_err(|e| UsageError(format!("stress engine: {e}")))?;
+    let escalating =
+        StressConfig::escalating(task).map_err(|e| UsageError(format!("stress engine: {e}")))?;
 
     // The arms to run: (label for grouping, quota, squeeze, slack, escalating?, config).
     let mut settings: Vec<(Option<u32>, Option<u32>)> = Vec::new();
@@ -183,7 +204,10 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         DesignArg::MatchedMean => settings.push((None, None)),
         DesignArg::Quota => {
             if args.slack_sweep.is_empty() {
-                settings.push((Some(args.quota.unwrap_or(pages + args.squeeze)), Some(args.squeeze)));
+                settings.push((
+                    Some(args.quota.unwrap_or(pages + args.squeeze)),
+                    Some(args.squeeze),
+                ));
             } else {
                 for slack in &args.slack_sweep {
                     settings.push((Some(pages + args.squeeze + slack), Some(args.squeeze)));
@@ -206,28 +230,60 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
     });
     let mut options_list: Vec<RunOptions> = Vec::new();
     let quota_of = |q: Option<u32>, s: Option<u32>| {
-        q.map(|limit| QuotaConfig { limit, squeeze: s.map(|by| Squeeze { at: SQUEEZE_AT, by }) })
+        q.map(|limit| QuotaConfig {
+            limit,
+            squeeze: s.map(|by| Squeeze { at: SQUEEZE_AT, by }),
+        })
     };
     if args.design == DesignArg::Degradation {
         for dose in DEGRADATION_DOSES {
-            let arm = StressConfig::constant(dose).map_err(|e| UsageError(format!("stress engine: {e}")))?;
-            options_list.push(RunOptions { episode: base, stress: Some(arm.with_quota(quota_of(args.quota, None))), ..RunOptions::default() });
+            let arm = StressConfig::constant(dose)
+                .map_err(|e| UsageError(format!("stress engine: {e}")))?;
+            options_list.push(RunOptions {
+                episode: base,
+                stress: Some(arm.with_quota(quota_of(args.quota, None))),
+                ..RunOptions::default()
+            });
         }
     } else {
-        let constant = StressConfig::constant(level_matched).map_err(|e| UsageError(format!("stress engine: {e}")))?;
+        let constant = StressConfig::constant(level_matched)
+            .map_err(|e| UsageError(format!("stress engine: {e}")))?;
         for &(q, s) in &settings {
             for arm in [escalating, constant] {
-                options_list.push(RunOptions { episode: base, stress: Some(arm.with_quota(quota_of(q, s))), ..RunOptions::default() });
+                options_list.push(RunOptions {
+                    episode: base,
+                    stress: Some(arm.with_quota(quota_of(q, s))),
+                    ..RunOptions::default()
+                });
             }
         }
     }
     let mut records = Vec::new();
     for options in &options_list {
-        records = execute(&args.out, config.clone(), &agents, &[level], &[task], &seeds, *options, args.jobs)?;
+        records = execute(
+            &args.out,
+            config.clone(),
+            &agents,
+            &[level],
+            &[task],
+            &seeds,
+            *options,
+            args.jobs,
+        )?;
     }
     let by_key: BTreeMap<(String, String, u64, String), &EpisodeRecord> = records
         .iter()
-        .map(|r| ((r.key.policy.clone(), r.key.options_hash.clone(), r.key.seed, r.key.arm.clone().unwrap_or_default()), r))
+        .map(|r| {
+            (
+                (
+                    r.key.policy.clone(),
+                    r.key.options_hash.clone(),
+                    r.key.seed,
+                    r.key.arm.clone().unwrap_or_default(),
+                ),
+                r,
+            )
+        })
         .collect();
     let outcomes = |agent: &str, options: &RunOptions| -> Result<Vec<&EpisodeRecord>, UsageError> {
         let hash = options.hash();
@@ -235,9 +291,14 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         seeds
             .iter()
             .map(|&seed| {
-                by_key.get(&(agent.to_string(), hash.clone(), seed, label.clone())).copied().ok_or_else(|| {
-                    UsageError(format!("episode {agent} seed {seed} ({label}) missing from the ledger"))
-                })
+                by_key
+                    .get(&(agent.to_string(), hash.clone(), seed, label.clone()))
+                    .copied()
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "episode {agent} seed {seed} ({label}) missing from the ledger"
+                        ))
+                    })
             })
             .collect()
     };
@@ -256,19 +317,37 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         for agent in &agents {
             let mut groups = Vec::new();
             for (dose, options) in DEGRADATION_DOSES.iter().zip(&options_list) {
-                let values: Vec<f64> = outcomes(&agent.name(), options)?.iter().filter_map(|r| metric_of(r, metric)).collect();
+                let values: Vec<f64> = outcomes(&agent.name(), options)?
+                    .iter()
+                    .filter_map(|r| metric_of(r, metric))
+                    .collect();
                 groups.push((*dose, values));
             }
-            let curve = degradation_curve(&groups, &SummaryConfig { seed: args.stats_seed, ..SummaryConfig::default() })?;
+            let curve = degradation_curve(
+                &groups,
+                &SummaryConfig {
+                    seed: args.stats_seed,
+                    ..SummaryConfig::default()
+                },
+            )?;
             writeln!(text, "  {}:", agent.name())?;
             for p in &curve.points {
                 writeln!(
                     text,
                     "    dose {:.2}  mean {:.3}  worst {:.3}  CI [{:.3}, {:.3}]  n {}",
-                    p.dose, p.summary.mean, p.summary.worst, p.summary.mean_ci.lo, p.summary.mean_ci.hi, p.summary.n
+                    p.dose,
+                    p.summary.mean,
+                    p.summary.worst,
+                    p.summary.mean_ci.lo,
+                    p.summary.mean_ci.hi,
+                    p.summary.n
                 )?;
             }
-            writeln!(text, "    reliability gap (mean at dose 0 − worst at dose 1): {:.3}", curve.gap.gap)?;
+            writeln!(
+                text,
+                "    reliability gap (mean at dose 0 − worst at dose 1): {:.3}",
+                curve.gap.gap
+            )?;
             curves.push(json!({"agent": agent.name(), "curve": curve}));
         }
         report["curves"] = json!(curves);
@@ -278,14 +357,30 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
             for (i, &(q, s)) in settings.iter().enumerate() {
                 let esc = outcomes(&agent.name(), &options_list[2 * i])?;
                 let con = outcomes(&agent.name(), &options_list[2 * i + 1])?;
-                let pairs: Vec<(f64, f64)> =
-                    esc.iter().zip(&con).filter_map(|(e, c)| Some((metric_of(e, metric)?, metric_of(c, metric)?))).collect();
+                let pairs: Vec<(f64, f64)> = esc
+                    .iter()
+                    .zip(&con)
+                    .filter_map(|(e, c)| Some((metric_of(e, metric)?, metric_of(c, metric)?)))
+                    .collect();
                 let (e_vals, c_vals): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
-                let stats = compare_paired(&c_vals, &e_vals, &PairedConfig { seed: args.stats_seed, ..PairedConfig::default() })?;
-                let count = |rs: &[&EpisodeRecord], f: fn(&EpisodeRecord) -> u32| rs.iter().map(|r| f(r)).sum::<u32>();
+                let stats = compare_paired(
+                    &c_vals,
+                    &e_vals,
+                    &PairedConfig {
+                        seed: args.stats_seed,
+                        ..PairedConfig::default()
+                    },
+                )?;
+                let count = |rs: &[&EpisodeRecord], f: fn(&EpisodeRecord) -> u32| {
+                    rs.iter().map(|r| f(r)).sum::<u32>()
+                };
                 let mean_int = |rs: &[&EpisodeRecord]| {
                     let v: Vec<f64> = rs.iter().filter_map(|r| r.mean_intensity).collect();
-                    if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 }
+                    if v.is_empty() {
+                        0.0
+                    } else {
+                        v.iter().sum::<f64>() / v.len() as f64
+                    }
                 };
                 family.push(Comparison {
                     agent: agent.name(),
@@ -297,8 +392,14 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
                     constant: c_vals,
                     stats,
                     p_holm: 1.0,
-                    deaths: (count(&esc, |r| r.counts.quota_deaths), count(&con, |r| r.counts.quota_deaths)),
-                    skips: (count(&esc, |r| r.counts.skips), count(&con, |r| r.counts.skips)),
+                    deaths: (
+                        count(&esc, |r| r.counts.quota_deaths),
+                        count(&con, |r| r.counts.quota_deaths),
+                    ),
+                    skips: (
+                        count(&esc, |r| r.counts.skips),
+                        count(&con, |r| r.counts.skips),
+                    ),
                     mean_intensity: (mean_int(&esc), mean_int(&con)),
                     decision: None,
                 });
@@ -323,7 +424,18 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         writeln!(
             text,
             "{:<14} {:>6} {:>6} {:>13} {:>8} {:>18} {:>7} {:>7} {:>24} {:>9} {:>9} {:>13}",
-            "agent", "quota", "slack", "mean", "Δ", "95% CI", "p", "p_holm", "Cliff's δ [CI]", "deaths", "skips", "intensity"
+            "agent",
+            "quota",
+            "slack",
+            "mean",
+            "Δ",
+            "95% CI",
+            "p",
+            "p_holm",
+            "Cliff's δ [CI]",
+            "deaths",
+            "skips",
+            "intensity"
         )?;
         for c in &family {
             let st = &c.stats;
@@ -338,15 +450,25 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
                 format!("[{:+.3}, {:+.3}]", st.delta_ci.lo, st.delta_ci.hi),
                 st.p_value(),
                 c.p_holm,
-                format!("{:+.2} [{:+.2}, {:+.2}]", st.cliffs_delta, st.cliffs_ci.lo, st.cliffs_ci.hi),
+                format!(
+                    "{:+.2} [{:+.2}, {:+.2}]",
+                    st.cliffs_delta, st.cliffs_ci.lo, st.cliffs_ci.hi
+                ),
                 format!("{}/{}", c.deaths.0, c.deaths.1),
                 format!("{}/{}", c.skips.0, c.skips.1),
                 format!("{:.3}/{:.3}", c.mean_intensity.0, c.mean_intensity.1),
             )?;
         }
-        writeln!(text, "(mean outcome, deaths, skips and intensity: escalating/constant arm)")?;
+        writeln!(
+            text,
+            "(mean outcome, deaths, skips and intensity: escalating/constant arm)"
+        )?;
         if let Some((experiment, hash)) = &frozen {
-            writeln!(text, "\npre-registration {} (sha256 {hash}), predicted Δ {:?}:", experiment.name, experiment.predicted)?;
+            writeln!(
+                text,
+                "\npre-registration {} (sha256 {hash}), predicted Δ {:?}:",
+                experiment.name, experiment.predicted
+            )?;
             let deviations = deviations(experiment, args, level, metric, &agents);
             if deviations.is_empty() {
                 writeln!(text, "  no deviation from the frozen design")?;
@@ -371,31 +493,60 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         }
         report["comparisons"] = serde_json::to_value(&family)?;
     }
-    write_atomic(&args.out.join("ab.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    write_atomic(
+        &args.out.join("ab.json"),
+        serde_json::to_string_pretty(&report)?.as_bytes(),
+    )?;
     print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Every field where the run differs from the frozen design.
-fn deviations(e: &prereg::Experiment, args: &AbArgs, level: Level, metric: MetricArg, agents: &[Agent]) -> Vec<String> {
+fn deviations(
+    e: &prereg::Experiment,
+    args: &AbArgs,
+    level: Level,
+    metric: MetricArg,
+    agents: &[Agent],
+) -> Vec<String> {
     let mut out = Vec::new();
     let mut cmp = |what: &str, frozen: String, actual: String| {
         if frozen != actual {
             out.push(format!("{what}: frozen `{frozen}`, run `{actual}`"));
         }
     };
-    let design = serde_json::to_value(args.design).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let design = serde_json::to_value(args.design)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
     cmp("design", e.design.kind.clone(), design);
     cmp("task", e.design.task.clone(), args.task.clone());
     cmp("level", e.design.level.to_uppercase(), level.to_string());
     cmp("seeds", e.design.seeds.clone(), args.seeds.clone());
-    let metric = serde_json::to_value(metric).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let metric = serde_json::to_value(metric)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
     cmp("metric", e.design.metric.clone(), metric);
-    cmp("quota", format!("{:?}", e.design.quota), format!("{:?}", args.quota));
+    cmp(
+        "quota",
+        format!("{:?}", e.design.quota),
+        format!("{:?}", args.quota),
+    );
     if args.design == DesignArg::Quota {
-        cmp("squeeze", format!("{:?}", e.design.squeeze), format!("{:?}", Some(args.squeeze)));
+        cmp(
+            "squeeze",
+            format!("{:?}", e.design.squeeze),
+            format!("{:?}", Some(args.squeeze)),
+        );
     }
-    let mut frozen_agents: Vec<String> = e.agents.policies.iter().chain(&e.agents.models).cloned().collect();
+    let mut frozen_agents: Vec<String> = e
+        .agents
+        .policies
+        .iter()
+        .chain(&e.agents.models)
+        .cloned()
+        .collect();
     frozen_agents.sort();
     let mut actual: Vec<String> = agents.iter().map(Agent::name).collect();
     actual.sort();

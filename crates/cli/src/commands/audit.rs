@@ -10,13 +10,17 @@ use anyhow::Context;
 use benchaudit_audit::external::ExternalTarget;
 use benchaudit_audit::pipeline::ComtradeAudit;
 use benchaudit_audit::probes::ProbeKind;
-use benchaudit_audit::{AuditConfig, Card, ComtradeTarget, Configuration, Owner, audit_comtrade, audit_external, card};
+use benchaudit_audit::{
+    AuditConfig, Card, ComtradeTarget, Configuration, Owner, audit_comtrade, audit_external, card,
+};
 use clap::Args;
 use serde_json::{Value, json};
 
 use crate::UsageError;
 use crate::doc::{Block, html, markdown};
-use crate::figures::{self, JointPanelData, JointSeries, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow};
+use crate::figures::{
+    self, JointPanelData, JointSeries, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow,
+};
 use crate::ledger::write_atomic;
 use crate::output::print;
 
@@ -48,7 +52,11 @@ fn status_md(c: &benchaudit_audit::Cell) -> String {
 /// The probe values the checks quote, on the judge's 100-point scale.
 fn judge_points(a: &ComtradeAudit) -> Value {
     let mut out = serde_json::Map::new();
-    if let Some((_, probes)) = a.probes.iter().find(|(c, _)| *c == Configuration::AsShipped) {
+    if let Some((_, probes)) = a
+        .probes
+        .iter()
+        .find(|(c, _)| *c == Configuration::AsShipped)
+    {
         for p in probes.iter().filter(|p| p.task == "T2_multi_page") {
             if let Some(s) = p.target_score {
                 out.insert(p.kind.name().into(), json!((s * 1000.0).round() / 10.0));
@@ -65,8 +73,12 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         return Err(UsageError("--seeds must be between 1 and 1000".into()).into());
     }
     let config = AuditConfig::key_free(args.seeds, args.jobs.max(1));
-    let targets = [ComtradeTarget::new(Configuration::AsShipped), ComtradeTarget::new(Configuration::Repaired)];
-    let audit = audit_comtrade(&config, &targets).map_err(|e| anyhow::anyhow!("audit failed: {e}"))?;
+    let targets = [
+        ComtradeTarget::new(Configuration::AsShipped),
+        ComtradeTarget::new(Configuration::Repaired),
+    ];
+    let audit =
+        audit_comtrade(&config, &targets).map_err(|e| anyhow::anyhow!("audit failed: {e}"))?;
     let mut external = Vec::new();
     let mut resolutions: Vec<Value> = targets
         .iter()
@@ -75,11 +87,15 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     for path in &args.targets {
         let target = ExternalTarget::load(path).map_err(UsageError)?;
         resolutions.push(json!({"target": benchaudit_audit::Target::name(&target), "epsilon": benchaudit_audit::Target::resolution(&target)}));
-        external.push(audit_external(&target, 0).map_err(|e| anyhow::anyhow!("auditing {}: {e}", path.display()))?);
+        external.push(
+            audit_external(&target, 0)
+                .map_err(|e| anyhow::anyhow!("auditing {}: {e}", path.display()))?,
+        );
     }
     let mut cards: Vec<Card> = audit.cards.clone();
     cards.extend(external.iter().map(|e| e.card.clone()));
-    std::fs::create_dir_all(args.out.join("figures")).with_context(|| format!("creating {}", args.out.display()))?;
+    std::fs::create_dir_all(args.out.join("figures"))
+        .with_context(|| format!("creating {}", args.out.display()))?;
 
     let doc = json!({
         "tool": "benchaudit",
@@ -93,8 +109,14 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let blocks = report_blocks(&audit, &cards, &args.out)?;
     let md = markdown(&blocks);
     let page = html("BenchAudit validity card", &blocks);
-    write_atomic(&args.out.join("audit.json"), serde_json::to_string_pretty(&doc)?.as_bytes())?;
-    write_atomic(&args.out.join("card.json"), serde_json::to_string_pretty(&json!({"cards": cards}))?.as_bytes())?;
+    write_atomic(
+        &args.out.join("audit.json"),
+        serde_json::to_string_pretty(&doc)?.as_bytes(),
+    )?;
+    write_atomic(
+        &args.out.join("card.json"),
+        serde_json::to_string_pretty(&json!({"cards": cards}))?.as_bytes(),
+    )?;
     write_atomic(&args.out.join("card.md"), md.as_bytes())?;
     write_atomic(&args.out.join("report.html"), page.as_bytes())?;
     let guard_md = benchaudit_audit::guard::check(&md, &doc);
@@ -112,9 +134,15 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     let passed = audit.checks.iter().filter(|c| c.pass).count();
-    out.push_str(&format!("oracle checks: {passed}/{} pass\n", audit.checks.len()));
+    out.push_str(&format!(
+        "oracle checks: {passed}/{} pass\n",
+        audit.checks.len()
+    ));
     for c in audit.checks.iter().filter(|c| !c.pass) {
-        out.push_str(&format!("  FAILED {}: expected {}, observed {}\n", c.name, c.expected, c.observed));
+        out.push_str(&format!(
+            "  FAILED {}: expected {}, observed {}\n",
+            c.name, c.expected, c.observed
+        ));
     }
     out.push_str(&format!(
         "number guard: card.md {} ({} numbers), report.html {} ({} numbers)\n",
@@ -124,15 +152,30 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         guard_html.checked
     ));
     for v in guard_md.violations.iter().chain(&guard_html.violations) {
-        out.push_str(&format!("  {} at line {}: {}\n", v.number.text, v.number.line, v.context));
+        out.push_str(&format!(
+            "  {} at line {}: {}\n",
+            v.number.text, v.number.line, v.context
+        ));
     }
-    out.push_str(&format!("wrote {} (card.md, card.json, audit.json, report.html, figures/) in {:.2} s\n", args.out.display(), started.elapsed().as_secs_f64()));
+    out.push_str(&format!(
+        "wrote {} (card.md, card.json, audit.json, report.html, figures/) in {:.2} s\n",
+        args.out.display(),
+        started.elapsed().as_secs_f64()
+    ));
     print(&out)?;
     let ok = passed == audit.checks.len() && guard_md.passed() && guard_html.passed();
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
-fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> anyhow::Result<Vec<Block>> {
+fn report_blocks(
+    a: &ComtradeAudit,
+    cards: &[Card],
+    out: &std::path::Path,
+) -> anyhow::Result<Vec<Block>> {
     let fig_dir = out.join("figures");
     let mut b = vec![
         Block::Heading(1, "BenchAudit validity card".into()),
@@ -153,31 +196,77 @@ fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> an
     b.push(Block::Table(
         head,
         vec![
-            row("scorer kind", &|c| format!("{:?}", c.scorer_kind).to_lowercase()),
-            row("criterion sensitivity", &|c| status_md(&c.criterion_sensitivity)),
+            row("scorer kind", &|c| {
+                format!("{:?}", c.scorer_kind).to_lowercase()
+            }),
+            row("criterion sensitivity", &|c| {
+                status_md(&c.criterion_sensitivity)
+            }),
             row("ownership completeness", &|c| status_md(&c.ownership)),
             row("replay", &|c| status_md(&c.replay)),
-            row("**licensed claim**", &|c| format!("**{}**", c.licensed_claim.label())),
+            row("**licensed claim**", &|c| {
+                format!("**{}**", c.licensed_claim.label())
+            }),
         ],
     ));
     let _ = card::markdown(cards);
     b.push(Block::Heading(2, "Oracle checks".into()));
     b.push(Block::Table(
-        vec!["check".into(), "expected".into(), "observed".into(), "verdict".into()],
-        a.checks.iter().map(|c| vec![c.name.clone(), c.expected.clone(), c.observed.clone(), if c.pass { "pass".into() } else { "**FAIL**".into() }]).collect(),
+        vec![
+            "check".into(),
+            "expected".into(),
+            "observed".into(),
+            "verdict".into(),
+        ],
+        a.checks
+            .iter()
+            .map(|c| {
+                vec![
+                    c.name.clone(),
+                    c.expected.clone(),
+                    c.observed.clone(),
+                    if c.pass {
+                        "pass".into()
+                    } else {
+                        "**FAIL**".into()
+                    },
+                ]
+            })
+            .collect(),
     ));
 
     // Judge probe.
     b.push(Block::Heading(2, "Judge probe (T2_multi_page)".into()));
-    let shipped: Vec<_> = a.probes.iter().find(|(c, _)| *c == Configuration::AsShipped).map(|(_, p)| p.iter().filter(|p| p.task == "T2_multi_page").collect()).unwrap_or_default();
+    let shipped: Vec<_> = a
+        .probes
+        .iter()
+        .find(|(c, _)| *c == Configuration::AsShipped)
+        .map(|(_, p)| p.iter().filter(|p| p.task == "T2_multi_page").collect())
+        .unwrap_or_default();
     b.push(Block::Table(
-        vec!["forged submission".into(), "legacy judge".into(), "ground-truth F1".into()],
-        shipped.iter().map(|p| vec![p.kind.name().into(), p.target_score.map_or("-".into(), f3), f3(p.ground_truth)]).collect(),
+        vec![
+            "forged submission".into(),
+            "legacy judge".into(),
+            "ground-truth F1".into(),
+        ],
+        shipped
+            .iter()
+            .map(|p| {
+                vec![
+                    p.kind.name().into(),
+                    p.target_score.map_or("-".into(), f3),
+                    f3(p.ground_truth),
+                ]
+            })
+            .collect(),
     ));
     let bars = ProbeBarsData {
         title: "Judge probe on T2_multi_page".into(),
         kinds: shipped.iter().map(|p| p.kind.name().to_string()).collect(),
-        judge: shipped.iter().map(|p| p.target_score.unwrap_or(0.0)).collect(),
+        judge: shipped
+            .iter()
+            .map(|p| p.target_score.unwrap_or(0.0))
+            .collect(),
         truth: shipped.iter().map(|p| p.ground_truth).collect(),
         judge_label: "legacy judge / 100".into(),
         truth_label: "ground-truth F1".into(),
@@ -189,7 +278,10 @@ fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> an
 
     // 2×2.
     let j = &a.joint;
-    b.push(Block::Heading(2, format!("The 2×2 joint intervention ({})", j.task)));
+    b.push(Block::Heading(
+        2,
+        format!("The 2×2 joint intervention ({})", j.task),
+    ));
     b.push(Block::Para(format!(
         "L0 payloads identical for {} of {} player pairs. Spread over players (max − min): L0 × judge {}, L0 × ground truth {}, L2 × judge {}, L2 × ground truth {}.",
         j.l0_identical,
@@ -200,18 +292,49 @@ fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> an
         f3(j.spread[3])
     )));
     b.push(Block::Table(
-        vec!["player".into(), "L0 × judge".into(), "L0 × ground truth".into(), "L2 × judge".into(), "L2 × ground truth".into()],
-        j.rows.iter().map(|r| vec![r.player.clone(), f3(r.l0_judge), f3(r.l0_truth), f3(r.l2_judge), f3(r.l2_truth)]).collect(),
+        vec![
+            "player".into(),
+            "L0 × judge".into(),
+            "L0 × ground truth".into(),
+            "L2 × judge".into(),
+            "L2 × ground truth".into(),
+        ],
+        j.rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.player.clone(),
+                    f3(r.l0_judge),
+                    f3(r.l0_truth),
+                    f3(r.l2_judge),
+                    f3(r.l2_truth),
+                ]
+            })
+            .collect(),
     ));
     let panel = JointPanelData {
         title: format!("2×2 joint intervention on {}", j.task),
         row_labels: ["harness L0".into(), "harness L2".into()],
         col_labels: ["legacy judge / 100".into(), "ground-truth F1".into()],
         note: "mean over seeds per player".into(),
-        models: j.rows.iter().map(|r| JointSeries { label: r.player.clone(), values: [[Some(r.l0_judge), Some(r.l0_truth)], [Some(r.l2_judge), Some(r.l2_truth)]] }).collect(),
+        models: j
+            .rows
+            .iter()
+            .map(|r| JointSeries {
+                label: r.player.clone(),
+                values: [
+                    [Some(r.l0_judge), Some(r.l0_truth)],
+                    [Some(r.l2_judge), Some(r.l2_truth)],
+                ],
+            })
+            .collect(),
     };
     let r = figures::joint_panel(&panel, &fig_dir, "joint_2x2")?;
-    b.push(Block::Figure("The 2×2: only the L2 × ground-truth cell separates the players.".into(), "figures/joint_2x2.png".into(), r.svg));
+    b.push(Block::Figure(
+        "The 2×2: only the L2 × ground-truth cell separates the players.".into(),
+        "figures/joint_2x2.png".into(),
+        r.svg,
+    ));
 
     // Ownership.
     b.push(Block::Heading(2, "Declared vs measured ownership".into()));
@@ -220,12 +343,31 @@ fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> an
     for d in benchaudit_audit::pipeline::decision_names() {
         let mut r = vec![d.to_string()];
         for level in ["L0", "L1", "L2"] {
-            let c = a.ownership.iter().find(|c| c.decision == d && c.level == level);
-            r.push(c.map_or("-".into(), |c| format!("{} / {} ({} of {} differ)", owner(c.declared), owner(Some(c.measured)), c.differed, c.compared)));
+            let c = a
+                .ownership
+                .iter()
+                .find(|c| c.decision == d && c.level == level);
+            r.push(c.map_or("-".into(), |c| {
+                format!(
+                    "{} / {} ({} of {} differ)",
+                    owner(c.declared),
+                    owner(Some(c.measured)),
+                    c.differed,
+                    c.compared
+                )
+            }));
         }
         rows.push(r);
     }
-    b.push(Block::Table(vec!["decision".into(), "L0 declared / measured".into(), "L1".into(), "L2".into()], rows));
+    b.push(Block::Table(
+        vec![
+            "decision".into(),
+            "L0 declared / measured".into(),
+            "L1".into(),
+            "L2".into(),
+        ],
+        rows,
+    ));
     let mut rows = Vec::new();
     for (level, chans) in &a.channels {
         for c in chans {
@@ -235,50 +377,118 @@ fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> an
                 format!("{} of {}", c.deviant, c.episodes),
                 c.mean_y.0.map_or("-".into(), f3),
                 c.mean_y.1.map_or("-".into(), f3),
-                if c.non_degenerate { "yes".into() } else { "no".into() },
+                if c.non_degenerate {
+                    "yes".into()
+                } else {
+                    "no".into()
+                },
             ]);
         }
     }
     b.push(Block::Para("Non-degeneracy of each decision channel over the players' episodes (A = the deviant action; Y = ground-truth F1).".into()));
-    b.push(Block::Table(vec!["level".into(), "decision".into(), "deviant".into(), "E[Y | deviant]".into(), "E[Y | not]".into(), "non-degenerate".into()], rows));
+    b.push(Block::Table(
+        vec![
+            "level".into(),
+            "decision".into(),
+            "deviant".into(),
+            "E[Y | deviant]".into(),
+            "E[Y | not]".into(),
+            "non-degenerate".into(),
+        ],
+        rows,
+    ));
 
     // Reliability and scaffolding spectra.
     b.push(Block::Heading(2, "Reliability by scaffolding level".into()));
     b.push(Block::Table(
-        vec!["player".into(), "level".into(), "n".into(), "mean".into(), "worst".into(), "CVaR@0.2".into(), "Reliability@0.9".into(), "95% CI".into()],
+        vec![
+            "player".into(),
+            "level".into(),
+            "n".into(),
+            "mean".into(),
+            "worst".into(),
+            "CVaR@0.2".into(),
+            "Reliability@0.9".into(),
+            "95% CI".into(),
+        ],
         a.reliability
             .iter()
             .map(|r| {
                 let s = &r.summary;
-                let rel = s.reliability.iter().find(|x| (x.tau - 0.9).abs() < 1e-12).map_or("-".into(), |x| f3(x.fraction));
-                vec![r.player.clone(), r.level.clone(), s.n.to_string(), f3(s.mean), f3(s.worst), f3(s.cvar), rel, format!("[{}, {}]", f3(s.mean_ci.lo), f3(s.mean_ci.hi))]
+                let rel = s
+                    .reliability
+                    .iter()
+                    .find(|x| (x.tau - 0.9).abs() < 1e-12)
+                    .map_or("-".into(), |x| f3(x.fraction));
+                vec![
+                    r.player.clone(),
+                    r.level.clone(),
+                    s.n.to_string(),
+                    f3(s.mean),
+                    f3(s.worst),
+                    f3(s.cvar),
+                    rel,
+                    format!("[{}, {}]", f3(s.mean_ci.lo), f3(s.mean_ci.hi)),
+                ]
             })
             .collect(),
     ));
     let players = &a.players;
-    let value = |p: &str, l: &str| a.reliability.iter().find(|r| r.player == p && r.level == l).map(|r| r.summary.mean);
+    let value = |p: &str, l: &str| {
+        a.reliability
+            .iter()
+            .find(|r| r.player == p && r.level == l)
+            .map(|r| r.summary.mean)
+    };
     let scaff = ScaffoldingData {
         title: "Scaffolding spectrum: mean ground-truth F1 on T3–T8".into(),
         models: players.clone(),
         levels: vec!["L0".into(), "L1".into(), "L2".into()],
-        values: players.iter().map(|p| ["L0", "L1", "L2"].iter().map(|l| value(p, l)).collect()).collect(),
+        values: players
+            .iter()
+            .map(|p| ["L0", "L1", "L2"].iter().map(|l| value(p, l)).collect())
+            .collect(),
         y_label: "mean ground-truth F1".into(),
         note: Some("L0 ties every player; L2 separates them".into()),
     };
     let r = figures::scaffolding_spectrum(&scaff, &fig_dir, "scaffolding_spectrum")?;
-    b.push(Block::Figure("Scaffolding spectrum.".into(), "figures/scaffolding_spectrum.png".into(), r.svg));
+    b.push(Block::Figure(
+        "Scaffolding spectrum.".into(),
+        "figures/scaffolding_spectrum.png".into(),
+        r.svg,
+    ));
     let rows: Vec<SpectrumRow> = a
         .reliability
         .iter()
         .filter(|r| r.level == "L2")
         .map(|r| {
             let s = &r.summary;
-            SpectrumRow { label: r.player.clone(), n: s.n, worst: s.worst, q1: r.q1, median: r.median, q3: r.q3, max: r.max, mean: s.mean, cvar: s.cvar }
+            SpectrumRow {
+                label: r.player.clone(),
+                n: s.n,
+                worst: s.worst,
+                q1: r.q1,
+                median: r.median,
+                q3: r.q3,
+                max: r.max,
+                mean: s.mean,
+                cvar: s.cvar,
+            }
         })
         .collect();
-    let spec = SpectrumData { title: "L2 reliability spectrum (ground-truth F1, T3–T8)".into(), x_label: "ground-truth F1".into(), alpha: 0.2, rows };
+    let spec = SpectrumData {
+        title: "L2 reliability spectrum (ground-truth F1, T3–T8)".into(),
+        x_label: "ground-truth F1".into(),
+        alpha: 0.2,
+        rows,
+    };
     let r = figures::reliability_spectrum(&spec, &fig_dir, "reliability_spectrum")?;
-    b.push(Block::Figure("Reliability spectrum at L2: box = IQR, whiskers = min–max, dot = mean, tick = CVaR@0.2.".into(), "figures/reliability_spectrum.png".into(), r.svg));
+    b.push(Block::Figure(
+        "Reliability spectrum at L2: box = IQR, whiskers = min–max, dot = mean, tick = CVaR@0.2."
+            .into(),
+        "figures/reliability_spectrum.png".into(),
+        r.svg,
+    ));
 
     // Solvability.
     b.push(Block::Heading(2, "Solvability".into()));
@@ -289,12 +499,23 @@ fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> an
         benchaudit_audit::solvability::BUDGETS[1]
     )));
     b.push(Block::Table(
-        vec!["task".into(), "oracle solved".into(), "max requests / budget".into(), "tokens per row".into(), "F1 cap full".into(), "F1 cap ids".into(), "F1 cap chunked".into(), "scale-bound".into()],
+        vec![
+            "task".into(),
+            "oracle solved".into(),
+            "max requests / budget".into(),
+            "tokens per row".into(),
+            "F1 cap full".into(),
+            "F1 cap ids".into(),
+            "F1 cap chunked".into(),
+            "scale-bound".into(),
+        ],
         a.oracle
             .iter()
             .zip(&a.re_emission)
             .map(|(o, r)| {
-                let caps = |v: &[(u64, f64, f64)]| v.iter().map(|c| f3(c.2)).collect::<Vec<_>>().join(" / ");
+                let caps = |v: &[(u64, f64, f64)]| {
+                    v.iter().map(|c| f3(c.2)).collect::<Vec<_>>().join(" / ")
+                };
                 vec![
                     o.task.clone(),
                     format!("{} of {}", o.solved, o.seeds),
@@ -303,7 +524,11 @@ fn report_blocks(a: &ComtradeAudit, cards: &[Card], out: &std::path::Path) -> an
                     caps(&r.full),
                     caps(&r.ids),
                     caps(&r.chunked),
-                    if r.scale_bound { "**yes**".into() } else { "no".into() },
+                    if r.scale_bound {
+                        "**yes**".into()
+                    } else {
+                        "no".into()
+                    },
                 ]
             })
             .collect(),

@@ -22,20 +22,36 @@ pub struct GuardArgs {
 
 /// Checks a file; HTML is checked on its rendered text.
 pub fn check_file(file: &Path, against: &serde_json::Value) -> Result<GuardReport, UsageError> {
-    let text = std::fs::read_to_string(file).map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
-    let html = file.extension().is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
-    Ok(if html { guard::check_html(&text, against) } else { guard::check(&text, against) })
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
+    let html = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    Ok(if html {
+        guard::check_html(&text, against)
+    } else {
+        guard::check(&text, against)
+    })
 }
 
 /// Runs the subcommand: exit 0 when every number is accounted for, 1 otherwise.
 pub fn run(args: &GuardArgs) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.against).map_err(|e| UsageError(format!("cannot read {}: {e}", args.against.display())))?;
-    let json: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| UsageError(format!("{} is not JSON: {e}", args.against.display())))?;
+    let bytes = std::fs::read(&args.against)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", args.against.display())))?;
+    let json: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| UsageError(format!("{} is not JSON: {e}", args.against.display())))?;
     let report = check_file(&args.file, &json)?;
     let mut out = String::new();
     for v in &report.violations {
-        out.push_str(&format!("{}:{}:{}: {} is not in {}: {}\n", args.file.display(), v.number.line, v.number.column, v.number.text, args.against.display(), v.context));
+        out.push_str(&format!(
+            "{}:{}:{}: {} is not in {}: {}\n",
+            args.file.display(),
+            v.number.line,
+            v.number.column,
+            v.number.text,
+            args.against.display(),
+            v.context
+        ));
     }
     out.push_str(&format!(
         "{}: {} numbers checked, {} not in the JSON\n",
@@ -44,5 +60,9 @@ pub fn run(args: &GuardArgs) -> anyhow::Result<ExitCode> {
         report.violations.len()
     ));
     print(&out)?;
-    Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -98,19 +98,34 @@ fn sidecar(file: &Path) -> PathBuf {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn parse(file: &Path, bytes: &[u8]) -> Result<Experiment, UsageError> {
-    let text = std::str::from_utf8(bytes).map_err(|_| UsageError(format!("{} is not UTF-8", file.display())))?;
-    toml::from_str(text).map_err(|e| UsageError(format!("{} is not a valid experiment spec: {}", file.display(), e.message())))
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| UsageError(format!("{} is not UTF-8", file.display())))?;
+    toml::from_str(text).map_err(|e| {
+        UsageError(format!(
+            "{} is not a valid experiment spec: {}",
+            file.display(),
+            e.message()
+        ))
+    })
 }
 
 /// Loads a frozen experiment, refusing a file whose bytes changed since `prereg freeze`.
 pub fn load_frozen(file: &Path) -> Result<(Experiment, String), UsageError> {
-    let bytes = std::fs::read(file).map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
+    let bytes = std::fs::read(file)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
     let frozen = std::fs::read_to_string(sidecar(file)).map_err(|_| {
-        UsageError(format!("{} is not frozen: run `benchaudit prereg freeze {}` before the experiment", file.display(), file.display()))
+        UsageError(format!(
+            "{} is not frozen: run `benchaudit prereg freeze {}` before the experiment",
+            file.display(),
+            file.display()
+        ))
     })?;
     let want = frozen.split_whitespace().next().unwrap_or("").to_string();
     let have = sha256_hex(&bytes);
@@ -127,16 +142,30 @@ pub fn load_frozen(file: &Path) -> Result<(Experiment, String), UsageError> {
 pub fn run(args: &PreregArgs) -> anyhow::Result<ExitCode> {
     match &args.action {
         PreregAction::Freeze { file } => {
-            let bytes = std::fs::read(file).map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
+            let bytes = std::fs::read(file)
+                .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
             let experiment = parse(file, &bytes)?;
             let target = sidecar(file);
             if target.exists() {
-                return Err(UsageError(format!("{} is already frozen ({})", file.display(), target.display())).into());
+                return Err(UsageError(format!(
+                    "{} is already frozen ({})",
+                    file.display(),
+                    target.display()
+                ))
+                .into());
             }
             let hash = sha256_hex(&bytes);
-            let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            write_atomic(&target, format!("{hash}  {name}\n").as_bytes()).context("writing the frozen hash")?;
-            print(&format!("froze {} ({}): sha256 {hash}\n", file.display(), experiment.name))?;
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            write_atomic(&target, format!("{hash}  {name}\n").as_bytes())
+                .context("writing the frozen hash")?;
+            print(&format!(
+                "froze {} ({}): sha256 {hash}\n",
+                file.display(),
+                experiment.name
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
     }

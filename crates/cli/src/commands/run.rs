@@ -10,11 +10,11 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use anyhow::Context;
-use benchaudit_agents::{
-    EpisodeKey, EpisodeRecord, EpisodeRun, EpisodeSpec, Level, Outcome, Policy, RuleKind, RulePolicy, RunOptions,
-    run_episode,
-};
 use benchaudit_agents::llm::{AgentOptions, LlmAgent, ModelOverrides, build_agents};
+use benchaudit_agents::{
+    EpisodeKey, EpisodeRecord, EpisodeRun, EpisodeSpec, Level, Outcome, Policy, RuleKind,
+    RulePolicy, RunOptions, run_episode,
+};
 use benchaudit_comtrade::{EpisodeOptions, TaskSpec};
 use clap::Args;
 use serde_json::json;
@@ -119,17 +119,34 @@ impl Agent {
     /// unknown provider without --base-url, or a missing key variable.
     pub fn models(args: &RunArgs) -> Result<Vec<Agent>, UsageError> {
         if args.model.is_empty() {
-            let stray = [("--base-url", args.base_url.is_some()), ("--api-key-env", args.api_key_env.is_some()), ("--rpm", args.rpm.is_some()), ("--max-output-tokens", args.max_output_tokens.is_some()), ("--step-limit", args.step_limit.is_some()), ("--text-protocol", args.text_protocol)];
+            let stray = [
+                ("--base-url", args.base_url.is_some()),
+                ("--api-key-env", args.api_key_env.is_some()),
+                ("--rpm", args.rpm.is_some()),
+                ("--max-output-tokens", args.max_output_tokens.is_some()),
+                ("--step-limit", args.step_limit.is_some()),
+                ("--text-protocol", args.text_protocol),
+            ];
             return match stray.iter().find(|(_, given)| *given) {
-                Some((flag, _)) => Err(UsageError(format!("{flag} applies to models: give --model PROVIDER:NAME"))),
+                Some((flag, _)) => Err(UsageError(format!(
+                    "{flag} applies to models: give --model PROVIDER:NAME"
+                ))),
                 None => Ok(Vec::new()),
             };
         }
         if args.rpm == Some(0) || args.request_timeout == 0 {
-            return Err(UsageError("--rpm and --request-timeout must be at least 1".into()));
+            return Err(UsageError(
+                "--rpm and --request-timeout must be at least 1".into(),
+            ));
         }
         let options = AgentOptions {
-            overrides: ModelOverrides { base_url: args.base_url.clone(), api_key_env: args.api_key_env.clone(), token_budget: args.max_output_tokens, step_limit: args.step_limit, text_protocol: args.text_protocol },
+            overrides: ModelOverrides {
+                base_url: args.base_url.clone(),
+                api_key_env: args.api_key_env.clone(),
+                token_budget: args.max_output_tokens,
+                step_limit: args.step_limit,
+                text_protocol: args.text_protocol,
+            },
             rpm: args.rpm,
             request_timeout: std::time::Duration::from_secs(args.request_timeout),
             ..AgentOptions::default()
@@ -149,10 +166,16 @@ struct Work {
 /// Runs the subcommand.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if args.policy.is_none() && args.model.is_empty() {
-        return Err(UsageError("give --policy NAME[,NAME..] and/or --model PROVIDER:NAME[,..]".into()).into());
+        return Err(UsageError(
+            "give --policy NAME[,NAME..] and/or --model PROVIDER:NAME[,..]".into(),
+        )
+        .into());
     }
     let mut agents: Vec<Agent> = match args.policy.as_deref() {
-        Some(spec) => select::rule_policies(spec)?.into_iter().map(Agent::Rule).collect(),
+        Some(spec) => select::rule_policies(spec)?
+            .into_iter()
+            .map(Agent::Rule)
+            .collect(),
         None => Vec::new(),
     };
     agents.extend(Agent::models(args)?);
@@ -163,7 +186,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         return Err(UsageError("--jobs must be at least 1".into()).into());
     }
     let options = RunOptions {
-        episode: EpisodeOptions { interface: args.interface.into(), submission: args.submission.into(), max_requests: args.max_requests },
+        episode: EpisodeOptions {
+            interface: args.interface.into(),
+            submission: args.submission.into(),
+            max_requests: args.max_requests,
+        },
         reward: args.reward.into(),
         stress: None,
     };
@@ -176,11 +203,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     });
     // What shapes a model's episodes (endpoint, quirks, budget, step limit, tool protocol; the
     // key variable's name, never the key) belongs to the run's configuration.
-    let models: Vec<_> = agents.iter().filter_map(|a| if let Agent::Model(m) = a { Some(m.config()) } else { None }).collect();
+    let models: Vec<_> = agents
+        .iter()
+        .filter_map(|a| {
+            if let Agent::Model(m) = a {
+                Some(m.config())
+            } else {
+                None
+            }
+        })
+        .collect();
     if !models.is_empty() {
         config["models"] = json!(models);
     }
-    let records = execute(&args.out, config, &agents, &levels, &tasks, &seeds, options, args.jobs)?;
+    let records = execute(
+        &args.out, config, &agents, &levels, &tasks, &seeds, options, args.jobs,
+    )?;
     print(&summary(&records))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -192,7 +230,10 @@ pub fn manifest(config: serde_json::Value) -> anyhow::Result<Manifest> {
     Ok(Manifest {
         tool: "benchaudit".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        registry_sha256: Sha256::digest(registry.as_bytes()).iter().map(|b| format!("{b:02x}")).collect(),
+        registry_sha256: Sha256::digest(registry.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
         config,
     })
 }
@@ -212,17 +253,29 @@ pub fn execute(
 ) -> anyhow::Result<Vec<EpisodeRecord>> {
     let mut ledger = Ledger::open(out, &manifest(config)?)?;
     if ledger.discarded > 0 {
-        eprintln!("note: discarded a torn last line of {}/episodes.jsonl (an interrupted write)", out.display());
+        eprintln!(
+            "note: discarded a torn last line of {}/episodes.jsonl (an interrupted write)",
+            out.display()
+        );
     }
     let mut work = Vec::new();
     for (a, agent) in agents.iter().enumerate() {
         for &level in levels {
             for &task in tasks {
                 for &seed in seeds {
-                    let spec = EpisodeSpec { task, seed, level, options };
+                    let spec = EpisodeSpec {
+                        task,
+                        seed,
+                        level,
+                        options,
+                    };
                     let key = spec.key(agent.name());
                     if !ledger.is_done(&key) {
-                        work.push(Work { agent: a, spec, key });
+                        work.push(Work {
+                            agent: a,
+                            spec,
+                            key,
+                        });
                     }
                 }
             }
@@ -231,10 +284,18 @@ pub fn execute(
     let total = work.len();
     let skipped = agents.len() * levels.len() * tasks.len() * seeds.len() - total;
     if skipped > 0 {
-        eprintln!("resuming {}: {skipped} episodes already recorded, {total} to run", out.display());
+        eprintln!(
+            "resuming {}: {skipped} episodes already recorded, {total} to run",
+            out.display()
+        );
     }
-    let bar = indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes ({eta})") {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes ({eta})",
+    ) {
         bar.set_style(style);
     }
     let next = AtomicUsize::new(0);
@@ -261,7 +322,9 @@ pub fn execute(
         drop(tx);
         for (i, run) in rx {
             debug_assert_eq!(run.record.key, work[i].key);
-            ledger.append(&run.record, &run.transcript).with_context(|| format!("recording episode {:?}", work[i].key))?;
+            ledger
+                .append(&run.record, &run.transcript)
+                .with_context(|| format!("recording episode {:?}", work[i].key))?;
             new_records.push(run.record);
             bar.inc(1);
         }
@@ -286,7 +349,9 @@ pub fn summary(records: &[EpisodeRecord]) -> String {
     }
     let mut groups: BTreeMap<(String, Level), Acc> = BTreeMap::new();
     for r in records {
-        let acc = groups.entry((r.key.policy.clone(), r.key.level)).or_default();
+        let acc = groups
+            .entry((r.key.policy.clone(), r.key.level))
+            .or_default();
         if r.outcome == Outcome::InfraError {
             acc.infra += 1;
             continue;
@@ -305,10 +370,18 @@ pub fn summary(records: &[EpisodeRecord]) -> String {
         }
     }
     let mut out = String::new();
-    let _ = writeln!(out, "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>6}", "policy", "level", "n", "mean F1", "judge", "coverage", "submitted", "infra");
+    let _ = writeln!(
+        out,
+        "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>6}",
+        "policy", "level", "n", "mean F1", "judge", "coverage", "submitted", "infra"
+    );
     for ((policy, level), a) in &groups {
         let n = a.n.max(1) as f64;
-        let cov = if a.coverage.1 > 0 { format!("{:.3}", a.coverage.0 / a.coverage.1 as f64) } else { "-".into() };
+        let cov = if a.coverage.1 > 0 {
+            format!("{:.3}", a.coverage.0 / a.coverage.1 as f64)
+        } else {
+            "-".into()
+        };
         let _ = writeln!(
             out,
             "{policy:<16} {level:<5} {:>6} {:>8.3} {:>9.3} {cov:>9} {:>10} {:>6}",
@@ -319,11 +392,22 @@ pub fn summary(records: &[EpisodeRecord]) -> String {
             a.infra
         );
     }
-    let infra: Vec<&EpisodeRecord> = records.iter().filter(|r| r.outcome == Outcome::InfraError).collect();
+    let infra: Vec<&EpisodeRecord> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::InfraError)
+        .collect();
     if !infra.is_empty() {
         let _ = writeln!(out, "\ninfra errors (excluded from statistics):");
         for r in infra {
-            let _ = writeln!(out, "  {} {} {} seed {}: {}", r.key.policy, r.key.level, r.key.task_id, r.key.seed, r.error.as_deref().unwrap_or("?"));
+            let _ = writeln!(
+                out,
+                "  {} {} {} seed {}: {}",
+                r.key.policy,
+                r.key.level,
+                r.key.task_id,
+                r.key.seed,
+                r.error.as_deref().unwrap_or("?")
+            );
         }
     }
     out

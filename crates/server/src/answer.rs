@@ -1,0 +1,168 @@
+//! Response bodies shared by REST and MCP: the submit answer of SPEC §2.3, the page body, and
+//! the failure envelope.
+
+use benchaudit_comtrade::{PageResponse, RowJson, TaskSpec, ToolError};
+use benchaudit_scoring::{Breakdown, RewardScorer, Scores};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::Value;
+
+use crate::store::Gone;
+
+/// `submit_results`' answer: `{done, reward, scores: {f1, precision, recall, judge_total,
+/// judge_breakdown}, errors}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubmitAnswer {
+    /// Always true: the episode is over once a submission is accepted.
+    pub done: bool,
+    /// The primary scorer's reward (ground-truth F1 unless the episode chose the judge).
+    pub reward: f64,
+    /// Both scorers, always recorded.
+    pub scores: ScoreBlock,
+    /// Where the released judge would have raised (its total is then 0).
+    pub errors: Vec<String>,
+}
+
+/// The `scores` object of the submit answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreBlock {
+    /// Ground-truth F1.
+    pub f1: f64,
+    /// Ground-truth precision.
+    pub precision: f64,
+    /// Ground-truth recall.
+    pub recall: f64,
+    /// Legacy judge total out of 100.
+    pub judge_total: f64,
+    /// Legacy judge points per dimension.
+    pub judge_breakdown: Breakdown,
+}
+
+impl SubmitAnswer {
+    /// Builds the answer from both scorers' verdicts.
+    pub fn from_scores(scores: Scores, primary: RewardScorer) -> Self {
+        SubmitAnswer {
+            done: true,
+            reward: scores.reward(primary),
+            scores: ScoreBlock {
+                f1: scores.f1,
+                precision: scores.precision,
+                recall: scores.recall,
+                judge_total: scores.judge_total,
+                judge_breakdown: scores.judge_breakdown,
+            },
+            errors: scores.judge_errors,
+        }
+    }
+}
+
+/// A served page, serialised straight from the episode's rows (no intermediate JSON tree on
+/// the hot path). Same fields as `PageResponse::to_json`.
+#[derive(Debug)]
+pub struct PageBody<'a> {
+    /// Task supplying the row fields.
+    pub task: &'a TaskSpec,
+    /// The page as the episode served it.
+    pub page: &'a PageResponse,
+}
+
+impl Serialize for PageBody<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Rows<'a>(&'a TaskSpec, &'a PageResponse);
+        impl Serialize for Rows<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.1.rows.iter().map(|row| RowJson { task: self.0, row }))
+            }
+        }
+        let p = self.page;
+        let mut map = serializer.serialize_map(Some(7))?;
+        map.serialize_entry("rows", &Rows(self.task, p))?;
+        map.serialize_entry("page", &p.page)?;
+        map.serialize_entry("page_size", &p.page_size)?;
+        map.serialize_entry("total_pages", &p.total_pages)?;
+        map.serialize_entry("total_rows", &p.total_rows)?;
+        map.serialize_entry("has_more", &p.has_more)?;
+        map.serialize_entry("request", &p.request)?;
+        map.end()
+    }
+}
+
+/// Any failure a client sees: the tool envelope `{status, error, retry, retry_after_s?}`,
+/// plus `reason` ("evicted" | "expired") on 410. REST sends it with `status` as the HTTP
+/// status; MCP sends it as a tool result with `isError: true`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The envelope.
+    pub envelope: ToolError,
+    /// Why the episode left the store, on 410.
+    pub gone: Option<Gone>,
+}
+
+impl Failure {
+    /// A non-retryable failure.
+    pub fn new(status: u16, error: impl Into<String>) -> Self {
+        Failure {
+            envelope: ToolError::fatal(status, error),
+            gone: None,
+        }
+    }
+
+    /// The HTTP-style status.
+    pub fn status(&self) -> u16 {
+        self.envelope.status
+    }
+
+    /// The envelope as JSON.
+    pub fn to_json(&self) -> Value {
+        let mut v = self.envelope.to_json();
+        if let (Some(gone), Value::Object(m)) = (self.gone, &mut v) {
+            m.insert("reason".into(), Value::String(gone.as_str().into()));
+        }
+        v
+    }
+}
+
+impl From<ToolError> for Failure {
+    fn from(envelope: ToolError) -> Self {
+        Failure {
+            envelope,
+            gone: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchaudit_comtrade::{Episode, EpisodeOptions, FetchPageArgs, task};
+
+    #[test]
+    fn page_body_matches_the_episode_json() {
+        let t = task("T7_totals_trap").expect("registry");
+        let mut ep = Episode::new(t, 4, EpisodeOptions::default());
+        let page = ep
+            .fetch_page(FetchPageArgs {
+                page: 2,
+                page_size: Some(7),
+            })
+            .expect("served");
+        let direct = serde_json::to_value(PageBody {
+            task: t,
+            page: &page,
+        })
+        .expect("json");
+        assert_eq!(direct, page.to_json(t));
+    }
+
+    #[test]
+    fn gone_failures_say_why() {
+        let f = Failure {
+            envelope: ToolError::fatal(410, "episode expired"),
+            gone: Some(Gone::Expired),
+        };
+        assert_eq!(
+            f.to_json(),
+            serde_json::json!({"status": 410, "error": "episode expired", "retry": false, "reason": "expired"})
+        );
+    }
+}

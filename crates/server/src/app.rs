@@ -1,0 +1,311 @@
+//! The operations both front ends (REST and MCP) perform on the store: one place that turns
+//! episode results into answers or failures and counts them for `/metrics`.
+
+use std::sync::Arc;
+
+use benchaudit_comtrade::{
+    EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol, SubmitArgs,
+    TaskInfo, TaskSpec,
+};
+use benchaudit_scoring::{RewardScorer, Scores};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::answer::{Failure, SubmitAnswer};
+use crate::metrics::{Metrics, inc};
+use crate::store::{EpisodeId, EpisodeStore, Missing, Slot, StoreLimits};
+
+/// `POST /v1/episodes`' body (and the query of `/mcp`): which episode to open.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateEpisode {
+    /// A task id of the registry (`GET /v1/tasks`).
+    pub task_id: String,
+    /// The seed; the whole episode is a pure function of (task, seed, options).
+    pub seed: u64,
+    /// Argument-error envelope: `legacy` (422 says retry) or `strict`.
+    #[serde(default)]
+    pub interface: InterfaceProfile,
+    /// Submission protocol: `full`, `ids` or `chunked`.
+    #[serde(default)]
+    pub submission: SubmissionProtocol,
+    /// Request budget override (a quota); absent keeps the task's `max_requests`.
+    #[serde(default)]
+    pub max_requests: Option<u32>,
+    /// Primary scorer giving `reward`: `f1` (default) or `judge`.
+    #[serde(default)]
+    pub reward: RewardScorer,
+}
+
+impl CreateEpisode {
+    /// The task named, or a 422 listing the known ids.
+    pub fn task(&self) -> Result<&'static TaskSpec, Failure> {
+        benchaudit_comtrade::task(&self.task_id).ok_or_else(|| {
+            let ids: Vec<&str> = benchaudit_comtrade::tasks()
+                .iter()
+                .map(|t| t.task_id)
+                .collect();
+            Failure::new(
+                422,
+                format!(
+                    "unknown task_id `{}` (known: {})",
+                    self.task_id,
+                    ids.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// The episode options requested.
+    pub fn options(&self) -> EpisodeOptions {
+        EpisodeOptions {
+            interface: self.interface,
+            submission: self.submission,
+            max_requests: self.max_requests,
+        }
+    }
+}
+
+/// `POST /v1/episodes`' answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Created {
+    /// The episode's id; every other route addresses the episode by it.
+    pub episode_id: String,
+    /// Path of the MCP endpoint bound to this episode (streamable HTTP, any protocol version).
+    pub mcp_url: String,
+}
+
+/// Shared state of a server: the store, the counters, the limits. Cheap to share in an `Arc`.
+#[derive(Debug)]
+pub struct App {
+    /// Open episodes.
+    pub store: EpisodeStore,
+    /// Counters for `/metrics`.
+    pub metrics: Metrics,
+}
+
+impl App {
+    /// An app with an empty store.
+    pub fn new(limits: StoreLimits) -> Self {
+        App {
+            store: EpisodeStore::new(limits),
+            metrics: Metrics::default(),
+        }
+    }
+
+    /// Opens an episode.
+    pub fn create(&self, req: &CreateEpisode) -> Result<Arc<Slot>, Failure> {
+        let task = req.task()?;
+        let slot = self.store.create(task, req.seed, req.options(), req.reward);
+        inc(&self.metrics.episodes_created);
+        Ok(slot)
+    }
+
+    /// The answer to a successful create.
+    pub fn created(slot: &Slot) -> Created {
+        Created {
+            episode_id: slot.id.to_string(),
+            mcp_url: format!("/v1/episodes/{}/mcp", slot.id),
+        }
+    }
+
+    /// Finds an episode by its id as written in a URL: 404 when malformed or unknown, 410 when
+    /// evicted or expired.
+    pub fn lookup(&self, id: &str) -> Result<Arc<Slot>, Failure> {
+        let id: EpisodeId = id
+            .parse()
+            .map_err(|_| Failure::new(404, format!("no episode `{}`", truncate(id))))?;
+        self.lookup_id(id)
+    }
+
+    /// Finds an episode by id (see `lookup`).
+    pub fn lookup_id(&self, id: EpisodeId) -> Result<Arc<Slot>, Failure> {
+        self.store.get(id).map_err(|missing| match missing {
+            Missing::Unknown => Failure::new(404, format!("no episode `{id}`")),
+            Missing::Gone(gone) => Failure {
+                envelope: benchaudit_comtrade::ToolError::fatal(
+                    410,
+                    format!(
+                        "episode `{id}` was {} ({}); it is not restarted: open a new episode",
+                        gone.as_str(),
+                        match gone {
+                            crate::store::Gone::Evicted =>
+                                "the server's cap on open episodes was reached",
+                            crate::store::Gone::Expired =>
+                                "idle longer than the server's idle timeout",
+                        }
+                    ),
+                ),
+                gone: Some(gone),
+            },
+        })
+    }
+
+    /// Tool 1.
+    pub fn task_info(&self, slot: &Slot) -> TaskInfo {
+        slot.lock().episode.get_task_info()
+    }
+
+    /// Tool 2. The episode's lock is held only for the state transition; the caller
+    /// serialises the page afterwards.
+    pub fn fetch_page(
+        &self,
+        slot: &Slot,
+        args: FetchPageArgs,
+    ) -> Result<(&'static TaskSpec, PageResponse), Failure> {
+        let (task, result) = {
+            let mut state = slot.lock();
+            (state.episode.task(), state.episode.fetch_page(args))
+        };
+        match result {
+            Ok(page) => {
+                inc(&self.metrics.pages_served);
+                Ok((task, page))
+            }
+            Err(e) => {
+                inc(match (e.status, e.retry) {
+                    (429, true) => &self.metrics.faults_429,
+                    (500, _) => &self.metrics.faults_500,
+                    (422, _) => &self.metrics.rejected_422,
+                    _ => &self.metrics.budget_exhausted,
+                });
+                Err(e.into())
+            }
+        }
+    }
+
+    /// `append_results` (chunked protocol): returns the number of records held so far.
+    pub fn append(&self, slot: &Slot, data_jsonl: &str) -> Result<usize, Failure> {
+        let mut state = slot.lock();
+        let reserve = if state.episode.options().submission == SubmissionProtocol::Chunked
+            && !state.episode.is_submitted()
+        {
+            // The episode may add a newline between chunks.
+            let bytes = data_jsonl.len() + 1;
+            if !self.store.reserve_appended(slot, bytes) {
+                return Err(Failure::new(
+                    503,
+                    "the server's buffer for chunked submissions is full: submit what you have, or retry later",
+                ));
+            }
+            bytes
+        } else {
+            0
+        };
+        state.episode.append_results(data_jsonl).map_err(|e| {
+            self.store.unreserve_appended(slot, reserve);
+            if e.status == 409 {
+                inc(&self.metrics.double_submits);
+            }
+            Failure::from(e)
+        })
+    }
+
+    /// Tool 3: accepts the submission and scores it with both scorers. Scoring is CPU work
+    /// (milliseconds for large submissions), so it runs on the blocking pool; the episode's
+    /// lock is held throughout so a concurrent second submit gets 409, not a race.
+    pub async fn submit(
+        self: &Arc<Self>,
+        slot: Arc<Slot>,
+        args: SubmitArgs,
+    ) -> Result<SubmitAnswer, Failure> {
+        let app = Arc::clone(self);
+        tokio::task::spawn_blocking(move || app.submit_now(&slot, args))
+            .await
+            .unwrap_or_else(|_| Err(Failure::new(500, "scoring failed unexpectedly")))
+    }
+
+    /// `submit` on the calling thread.
+    pub fn submit_now(&self, slot: &Slot, args: SubmitArgs) -> Result<SubmitAnswer, Failure> {
+        let mut state = slot.lock();
+        let task = state.episode.task();
+        let seed = state.episode.seed();
+        let submission = state.episode.submit_results(args).map_err(|e| {
+            if e.status == 409 {
+                inc(&self.metrics.double_submits);
+            }
+            Failure::from(e)
+        })?;
+        self.store.release_appended(slot);
+        let answer =
+            SubmitAnswer::from_scores(Scores::compute(task, seed, &submission), state.reward);
+        state.result = Some(Box::new(answer.clone()));
+        inc(&self.metrics.submissions);
+        Ok(answer)
+    }
+
+    /// `GET /v1/episodes/{id}`: the episode's state, and its scores once submitted.
+    pub fn status(&self, slot: &Slot) -> Value {
+        let state = slot.lock();
+        let ep = &state.episode;
+        json!({
+            "episode_id": slot.id.to_string(),
+            "task_id": ep.task().task_id,
+            "seed": ep.seed(),
+            "options": ep.options(),
+            "reward_scorer": state.reward,
+            "state": if ep.is_submitted() { "submitted" } else { "open" },
+            "requests_used": ep.counts().requests,
+            "requests_remaining": ep.requests_remaining(),
+            "counts": ep.counts(),
+            "result": state.result.as_deref(),
+            "mcp_url": format!("/v1/episodes/{}/mcp", slot.id),
+        })
+    }
+}
+
+/// Caps echoed user input in error messages.
+pub fn truncate(s: &str) -> String {
+    const MAX: usize = 64;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_request_rejects_unknown_fields_and_tasks() {
+        let ok: CreateEpisode =
+            serde_json::from_value(json!({"task_id": "T1_single_page", "seed": 3}))
+                .expect("minimal");
+        assert_eq!(ok.options(), EpisodeOptions::default());
+        assert_eq!(ok.reward, RewardScorer::F1);
+        assert!(
+            serde_json::from_value::<CreateEpisode>(
+                json!({"task_id": "T1_single_page", "seed": 3, "sede": 1})
+            )
+            .is_err()
+        );
+        assert!(
+            serde_json::from_value::<CreateEpisode>(
+                json!({"task_id": "T1_single_page", "seed": -1})
+            )
+            .is_err()
+        );
+        let bad = CreateEpisode {
+            task_id: "T99".into(),
+            ..ok
+        };
+        assert_eq!(
+            bad.task().map(|t| t.task_id).map_err(|f| f.status()),
+            Err(422)
+        );
+    }
+
+    #[test]
+    fn truncate_respects_char_boundaries() {
+        let s = "é".repeat(100);
+        let t = truncate(&s);
+        assert!(t.len() <= 64 + '…'.len_utf8());
+        assert!(t.ends_with('…'));
+        assert_eq!(truncate("short"), "short");
+    }
+}

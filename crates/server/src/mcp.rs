@@ -1,0 +1,446 @@
+//! The three tools over MCP (rmcp, the official Rust SDK), bound to episodes of the app-owned
+//! store.
+//!
+//! How a handler finds its episode:
+//! * `/v1/episodes/{id}/mcp` — the URL names it. The route checks the episode exists (404/410
+//!   as HTTP statuses), then hands the request to rmcp with the id as a request extension; each
+//!   tool call reads the id of its own HTTP request. Served statelessly, so it works under every
+//!   protocol version, the session-less 2026-07-28 included.
+//! * `/mcp?task_id=…&seed=…` — one episode per MCP session: rmcp builds one handler per session
+//!   and its `initialize` opens the episode. Only clients that negotiate sessions (the
+//!   `initialize` handshake) get one; a session-less request is told to use `POST /v1/episodes`.
+//! * stdio — one handler, one episode, for clients that spawn servers.
+//!
+//! Faults, argument errors, 409 and 410 come back as tool results with `isError: true` and the
+//! envelope as structured content, so the model reads them; protocol errors are kept for
+//! requests that cannot be routed at all (an unknown tool name).
+
+use std::sync::{Arc, OnceLock};
+
+use benchaudit_comtrade::{
+    FetchPageArgs, InterfaceProfile, SubmissionProtocol, SubmitArgs, ToolError,
+};
+use rmcp::handler::server::common::schema_for_input;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Extensions, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::answer::{Failure, PageBody};
+use crate::app::{App, CreateEpisode};
+use crate::store::{EpisodeId, Slot};
+
+/// The episode an `/v1/episodes/{id}/mcp` request is addressed to, put in the HTTP request's
+/// extensions by the route so tool calls can find it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoundEpisode(pub EpisodeId);
+
+#[derive(Debug, Clone)]
+enum Binding {
+    /// stdio: one episode for the life of the process.
+    Fixed(EpisodeId),
+    /// `/v1/episodes/{id}/mcp`: the episode named by each request's URL.
+    Url,
+    /// `/mcp`: the episode opened by this session's `initialize`.
+    Session(Arc<OnceLock<EpisodeId>>),
+}
+
+/// An MCP server handler serving the ComtradeBench tools of one episode.
+#[derive(Debug, Clone)]
+pub struct EpisodeMcp {
+    app: Arc<App>,
+    binding: Binding,
+}
+
+// Schemas only: arguments are parsed by `benchaudit_comtrade`'s own parsers (lenient on
+// numbers written as strings, strict on unknown fields), the same ones REST and in-process
+// agents use. These types exist so the tool list describes every argument.
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct NoArgs {}
+
+/// Arguments of fetch_page.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct FetchPageParams {
+    /// Page number, 1-based. Page 0 or below is rejected with status 422 and still spends one
+    /// request of the budget; a page past the end returns no rows and has_more false.
+    page: i64,
+    /// Rows per page you ask for (1..=1000). Echoed back; the task's own page size is what is
+    /// served. An out-of-range value is rejected with status 422.
+    page_size: Option<i64>,
+}
+
+/// Arguments of submit_results.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct SubmitParams {
+    /// The records, one JSON object per line (JSON Lines), one line per unique record, without
+    /// totals rows. Under the chunked protocol: any records not yet sent with append_results.
+    data_jsonl: Option<String>,
+    /// Under the ids protocol only: the record_id of every unique record, instead of data_jsonl.
+    record_ids: Option<Vec<String>>,
+    /// metadata.json as text: a JSON object with task_id, query, row_count, schema (the field
+    /// names), dedup_key (the primary-key fields) and optionally request_count.
+    metadata_json: Option<String>,
+    /// run.log as text: what you did, request by request (faults, retries, pages, completion).
+    run_log: Option<String>,
+}
+
+/// Arguments of append_results.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct AppendParams {
+    /// More records, one JSON object per line, held until submit_results.
+    data_jsonl: String,
+}
+
+fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
+    // Our own schema types always have an object root; an empty schema would still be a
+    // valid (if less helpful) tool description, so a failure here cannot take the server down.
+    let schema = schema_for_input::<T>().unwrap_or_else(|_| Arc::new(JsonObject::new()));
+    Tool::new(name, description, schema)
+}
+
+/// The tools of an episode under `protocol` (append_results only when chunked).
+pub fn tools(protocol: Option<SubmissionProtocol>) -> Vec<Tool> {
+    let mut tools = vec![
+        tool::<NoArgs>(
+            "get_task_info",
+            "The task: its id, description, the query to run, constraints (page_size, max_requests, paging_mode, \
+             rate_limit_qps, total_rows), requests used and remaining, and instructions. Costs no budget.",
+        ),
+        tool::<FetchPageParams>(
+            "fetch_page",
+            "Fetches one page of trade records. Success: {rows, page, page_size, total_pages, total_rows, has_more, \
+             request}. Failure (an error result): {status, error, retry, retry_after_s?} — 429 and 500 are transient \
+             API faults, 422 an invalid argument, 429 with retry false means the request budget is spent. Every call \
+             spends one request of the budget, rejected ones included.",
+        ),
+        tool::<SubmitParams>(
+            "submit_results",
+            "Submits the cleaned records with metadata_json and run_log, once per episode, and returns \
+             {done, reward, scores: {f1, precision, recall, judge_total, judge_breakdown}, errors}. A second call \
+             is an error (status 409).",
+        ),
+    ];
+    if protocol == Some(SubmissionProtocol::Chunked) {
+        tools.push(tool::<AppendParams>(
+            "append_results",
+            "Chunked submission protocol: sends records in pieces before the final submit_results. Returns \
+             {appended, records_held}.",
+        ));
+    }
+    tools
+}
+
+impl EpisodeMcp {
+    /// A handler for one fixed episode (stdio).
+    pub fn fixed(app: Arc<App>, id: EpisodeId) -> Self {
+        EpisodeMcp {
+            app,
+            binding: Binding::Fixed(id),
+        }
+    }
+
+    /// A handler that serves the episode named by each request's URL (`/v1/episodes/{id}/mcp`).
+    pub fn by_url(app: Arc<App>) -> Self {
+        EpisodeMcp {
+            app,
+            binding: Binding::Url,
+        }
+    }
+
+    /// A handler for one MCP session: `initialize` opens its episode (`/mcp`).
+    pub fn per_session(app: Arc<App>) -> Self {
+        EpisodeMcp {
+            app,
+            binding: Binding::Session(Arc::new(OnceLock::new())),
+        }
+    }
+
+    fn episode_id(&self, extensions: &Extensions) -> Option<EpisodeId> {
+        match &self.binding {
+            Binding::Fixed(id) => Some(*id),
+            Binding::Url => extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<BoundEpisode>())
+                .map(|b| b.0),
+            Binding::Session(cell) => cell.get().copied(),
+        }
+    }
+
+    fn slot(&self, extensions: &Extensions) -> Result<Arc<Slot>, Failure> {
+        let id = self.episode_id(extensions).ok_or_else(|| {
+            Failure::new(
+                400,
+                "no episode is bound to this MCP connection: /mcp opens one per session (initialize with \
+                 ?task_id=…&seed=…); session-less clients should POST /v1/episodes and connect to its mcp_url",
+            )
+        })?;
+        self.app.lookup_id(id)
+    }
+
+    fn protocol(&self, extensions: &Extensions) -> Option<SubmissionProtocol> {
+        let id = self.episode_id(extensions)?;
+        let slot = self.app.store.get(id).ok()?;
+        Some(slot.lock().episode.options().submission)
+    }
+
+    fn call(
+        &self,
+        name: &str,
+        args: &Value,
+        extensions: &Extensions,
+    ) -> Option<Result<Value, Failure>> {
+        let known = [
+            "get_task_info",
+            "fetch_page",
+            "submit_results",
+            "append_results",
+        ];
+        if !known.contains(&name) {
+            return None;
+        }
+        let slot = match self.slot(extensions) {
+            Ok(slot) => slot,
+            Err(f) => return Some(Err(f)),
+        };
+        Some(match name {
+            "get_task_info" => {
+                Ok(serde_json::to_value(self.app.task_info(&slot)).unwrap_or(Value::Null))
+            }
+            "fetch_page" => match FetchPageArgs::from_json(args) {
+                Err(e) => {
+                    let legacy =
+                        slot.lock().episode.options().interface == InterfaceProfile::Legacy;
+                    Err(Failure::from(ToolError {
+                        status: 422,
+                        error: e.0,
+                        retry: legacy,
+                        retry_after_s: None,
+                    }))
+                }
+                Ok(args) => self.app.fetch_page(&slot, args).map(|(task, page)| {
+                    serde_json::to_value(PageBody { task, page: &page }).unwrap_or(Value::Null)
+                }),
+            },
+            "append_results" => match args.get("data_jsonl") {
+                Some(Value::String(data)) if args.as_object().is_some_and(|m| m.len() == 1) => self
+                    .app
+                    .append(&slot, data)
+                    .map(|held| json!({"appended": true, "records_held": held})),
+                _ => Err(Failure::new(
+                    422,
+                    "append_results takes exactly one argument, `data_jsonl`, a string",
+                )),
+            },
+            // submit_results is handled asynchronously by the caller (scoring runs off the
+            // async workers).
+            _ => return None,
+        })
+    }
+
+    async fn call_tool_inner(
+        &self,
+        request: CallToolRequestParams,
+        extensions: &Extensions,
+    ) -> Result<CallToolResult, ErrorData> {
+        crate::metrics::inc(&self.app.metrics.mcp_tool_calls);
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = if request.name == "submit_results" {
+            match self.slot(extensions) {
+                Err(f) => Err(f),
+                Ok(slot) => match SubmitArgs::from_json(&args) {
+                    Err(e) => Err(Failure::new(422, e.to_string())),
+                    Ok(submit) => self
+                        .app
+                        .submit(slot, submit)
+                        .await
+                        .map(|answer| serde_json::to_value(answer).unwrap_or(Value::Null)),
+                },
+            }
+        } else {
+            match self.call(&request.name, &args, extensions) {
+                Some(outcome) => outcome,
+                None => {
+                    return Err(ErrorData::invalid_params(
+                        format!(
+                            "unknown tool `{}` (tools: get_task_info, fetch_page, submit_results, append_results)",
+                            crate::app::truncate(&request.name)
+                        ),
+                        None,
+                    ));
+                }
+            }
+        };
+        Ok(match outcome {
+            Ok(value) => CallToolResult::structured(value),
+            Err(failure) => CallToolResult::structured_error(failure.to_json()),
+        })
+    }
+
+    /// `/mcp`: opens this session's episode from the query of the `initialize` request.
+    fn open_session_episode(&self, extensions: &Extensions) -> Result<(), ErrorData> {
+        let Binding::Session(cell) = &self.binding else {
+            return Ok(());
+        };
+        if cell.get().is_some() {
+            return Ok(());
+        }
+        let query = extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.uri.query())
+            .unwrap_or("");
+        let req = parse_create_query(query).map_err(|e| ErrorData::invalid_params(e, None))?;
+        let slot = self
+            .app
+            .create(&req)
+            .map_err(|f| ErrorData::invalid_params(f.envelope.error, None))?;
+        // A concurrent initialize on the same session handler cannot happen (rmcp serialises
+        // a session's handshake); if it did, the first binding wins.
+        let _ = cell.set(slot.id);
+        Ok(())
+    }
+}
+
+/// Reads `/mcp`'s query (`task_id`, `seed`, and optionally `interface`, `submission`,
+/// `max_requests`, `reward`) with the same rules as `POST /v1/episodes`' body.
+pub fn parse_create_query(query: &str) -> Result<CreateEpisode, String> {
+    let uri: axum::http::Uri = format!("/mcp?{query}")
+        .parse()
+        .map_err(|e| format!("invalid query string: {e}"))?;
+    let axum::extract::Query(req) = axum::extract::Query::<CreateEpisode>::try_from_uri(&uri)
+        .map_err(|e| {
+            format!(
+                "/mcp needs ?task_id=…&seed=… to open an episode: {}",
+                e.body_text()
+            )
+        })?;
+    req.task().map_err(|f| f.envelope.error)?;
+    Ok(req)
+}
+
+impl ServerHandler for EpisodeMcp {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("benchaudit", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "ComtradeBench: fetch every record of a paginated trade-data API that injects faults, clean the \
+             records (deduplicate, drop totals rows) and submit them once. Start with get_task_info."
+                .into(),
+        );
+        info
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.open_session_episode(&context.extensions)?;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools(
+            self.protocol(&context.extensions),
+        )))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools(Some(SubmissionProtocol::Chunked))
+            .into_iter()
+            .find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call_tool_inner(request, &context.extensions)
+            .await
+            .map(CallToolResponse::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_argument_has_a_described_schema() {
+        for t in tools(Some(SubmissionProtocol::Chunked)) {
+            let schema = Value::Object(t.input_schema.as_ref().clone());
+            assert_eq!(schema["type"], "object", "{}", t.name);
+            assert_eq!(schema["additionalProperties"], false, "{}", t.name);
+            let props = schema["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            for (name, prop) in &props {
+                assert!(
+                    prop["description"].as_str().is_some_and(|d| d.len() > 20),
+                    "{}.{name} has no description: {prop}",
+                    t.name
+                );
+            }
+            let expected: &[&str] = match t.name.as_ref() {
+                "get_task_info" => &[],
+                "fetch_page" => &["page", "page_size"],
+                "submit_results" => &["data_jsonl", "record_ids", "metadata_json", "run_log"],
+                "append_results" => &["data_jsonl"],
+                other => panic!("unexpected tool {other}"),
+            };
+            let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            let mut want = expected.to_vec();
+            want.sort_unstable();
+            assert_eq!(names, want, "{}", t.name);
+        }
+        assert_eq!(tools(Some(SubmissionProtocol::Full)).len(), 3);
+        assert_eq!(tools(None).len(), 3);
+    }
+
+    #[test]
+    fn session_query_is_validated() {
+        let ok =
+            parse_create_query("task_id=T4_rate_limit_429&seed=9&interface=strict&reward=judge")
+                .expect("valid");
+        assert_eq!(
+            (ok.seed, ok.interface, ok.reward),
+            (
+                9,
+                InterfaceProfile::Strict,
+                benchaudit_scoring::RewardScorer::Judge
+            )
+        );
+        for bad in [
+            "",
+            "task_id=T4_rate_limit_429",
+            "task_id=nope&seed=1",
+            "task_id=T1_single_page&seed=x",
+            "task_id=T1_single_page&seed=1&extra=2",
+        ] {
+            assert!(parse_create_query(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The REST API of SPEC §9. Faults travel as real HTTP statuses (429, 500, 422 …) with the
+//! tool envelope `{status, error, retry, retry_after_s?}` as the body; every failure of the
+//! server itself (bad JSON, unknown route, body too large) uses the same envelope.
+//!
+//! Status policy for bad input: malformed JSON → 400; well-formed JSON of the wrong shape
+//! (wrong types, missing or unknown fields) → 422; a body over the limit → 413; a content type
+//! that is not JSON → 415; an unknown or malformed episode id → 404; an evicted or expired
+//! episode → 410; a second submission → 409.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router, routing};
+use benchaudit_comtrade::{FetchPageArgs, InterfaceProfile, SubmitArgs};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::answer::{Failure, PageBody};
+use crate::app::{App, CreateEpisode, truncate};
+use crate::store::Slot;
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, Json(self.to_json())).into_response();
+        if let Some(secs) = self.envelope.retry_after_s {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+/// The REST routes (MCP routes are added by the caller).
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/tasks", routing::get(list_tasks))
+        .route("/v1/episodes", routing::post(create_episode))
+        .route("/v1/episodes/{id}", routing::get(get_episode))
+        .route("/v1/episodes/{id}/task", routing::get(get_task))
+        .route("/v1/episodes/{id}/pages/{page}", routing::get(get_page))
+        .route("/v1/episodes/{id}/append", routing::post(append))
+        .route("/v1/episodes/{id}/submit", routing::post(submit))
+        .route("/healthz", routing::get(healthz))
+}
+
+/// Answers unknown routes with the JSON envelope.
+pub async fn not_found(request: Request) -> Failure {
+    Failure::new(
+        404,
+        format!(
+            "no route {} {}",
+            request.method(),
+            truncate(request.uri().path())
+        ),
+    )
+}
+
+/// Answers known routes with the wrong method.
+pub async fn method_not_allowed(request: Request) -> Failure {
+    Failure::new(
+        405,
+        format!(
+            "method {} not allowed on {}",
+            request.method(),
+            truncate(request.uri().path())
+        ),
+    )
+}
+
+/// Counts every response by status for `/metrics`.
+pub async fn count_responses(
+    State(app): State<Arc<App>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let response = next.run(request).await;
+    app.metrics.response(response.status().as_u16());
+    response
+}
+
+async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+async fn list_tasks() -> Json<Value> {
+    let tasks: Vec<Value> = benchaudit_comtrade::tasks()
+        .iter()
+        .map(|t| {
+            let mut v = serde_json::to_value(t).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut v {
+                m.insert("total_pages".into(), t.total_pages().into());
+            }
+            v
+        })
+        .collect();
+    Json(json!({ "tasks": tasks }))
+}
+
+/// Reads a JSON body: content type, size (413 past the limit), syntax (400).
+fn json_body(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Value, Failure> {
+    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
+        let essence = ct
+            .to_str()
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if essence != "application/json" && !essence.ends_with("+json") {
+            return Err(Failure::new(
+                415,
+                format!(
+                    "expected Content-Type application/json, got `{}`",
+                    truncate(&essence)
+                ),
+            ));
+        }
+    }
+    let bytes = body.map_err(|rejection| {
+        let status = rejection.status();
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            Failure::new(413, "request body is larger than the server's limit")
+        } else {
+            Failure::new(status.as_u16(), rejection.body_text())
+        }
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Failure::new(
+            400,
+            "request body is empty; expected a JSON object",
+        ));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| Failure::new(400, format!("malformed JSON: {e}")))
+}
+
+/// Reads a JSON body into `T`: wrong shape → 422 naming the problem.
+fn typed_body<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, Failure> {
+    let value = json_body(headers, body)?;
+    serde_json::from_value(value)
+        .map_err(|e| Failure::new(422, format!("invalid request body: {e}")))
+}
+
+fn episode(app: &App, id: Result<Path<String>, PathRejection>) -> Result<Arc<Slot>, Failure> {
+    let Path(id) = id.map_err(|r| Failure::new(404, r.body_text()))?;
+    app.lookup(&id)
+}
+
+async fn create_episode(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Failure> {
+    let req: CreateEpisode = typed_body(&headers, body)?;
+    let slot = app.create(&req)?;
+    let created = App::created(&slot);
+    let location = HeaderValue::from_str(&format!("/v1/episodes/{}", created.episode_id)).ok();
+    let mut response = (StatusCode::CREATED, Json(created)).into_response();
+    if let Some(location) = location {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(response)
+}
+
+async fn get_episode(
+    State(app): State<Arc<App>>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, Failure> {
+    let slot = episode(&app, id)?;
+    Ok(Json(app.status(&slot)))
+}
+
+async fn get_task(
+    State(app): State<Arc<App>>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, Failure> {
+    let slot = episode(&app, id)?;
+    Ok(Json(app.task_info(&slot)).into_response())
+}
+
+/// Arguments that cannot be read at all never reach the episode (no budget spent), as in the
+/// released service where request validation ran before the handler; their 422 carries the
+/// episode's interface profile retry flag like every other argument error.
+fn argument_failure(slot: &Slot, message: String) -> Failure {
+    let legacy = slot.lock().episode.options().interface == InterfaceProfile::Legacy;
+    Failure {
+        envelope: benchaudit_comtrade::ToolError {
+            status: 422,
+            error: message,
+            retry: legacy,
+            retry_after_s: None,
+        },
+        gone: None,
+    }
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    text.trim().parse::<i64>().ok()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageQuery {
+    page_size: Option<String>,
+}
+
+async fn get_page(
+    State(app): State<Arc<App>>,
+    params: Result<Path<(String, String)>, PathRejection>,
+    query: Result<Query<PageQuery>, QueryRejection>,
+) -> Result<Response, Failure> {
+    let Path((id, page)) = params.map_err(|r| Failure::new(404, r.body_text()))?;
+    let slot = app.lookup(&id)?;
+    let Some(page) = parse_int(&page) else {
+        return Err(argument_failure(
+            &slot,
+            format!("page must be an integer, got `{}`", truncate(&page)),
+        ));
+    };
+    let Query(query) = query
+        .map_err(|e| argument_failure(&slot, format!("invalid query string: {}", e.body_text())))?;
+    let page_size = match query.page_size.as_deref() {
+        None | Some("") => None,
+        Some(text) => Some(parse_int(text).ok_or_else(|| {
+            argument_failure(
+                &slot,
+                format!("page_size must be an integer, got `{}`", truncate(text)),
+            )
+        })?),
+    };
+    let (task, page) = app.fetch_page(&slot, FetchPageArgs { page, page_size })?;
+    Ok(Json(PageBody { task, page: &page }).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AppendBody {
+    data_jsonl: String,
+}
+
+async fn append(
+    State(app): State<Arc<App>>,
+    id: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, Failure> {
+    let slot = episode(&app, id)?;
+    let body: AppendBody = typed_body(&headers, body)?;
+    let held = app.append(&slot, &body.data_jsonl)?;
+    Ok(Json(json!({"appended": true, "records_held": held})))
+}
+
+async fn submit(
+    State(app): State<Arc<App>>,
+    id: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Failure> {
+    let slot = episode(&app, id)?;
+    let value = json_body(&headers, body)?;
+    let args = SubmitArgs::from_json(&value).map_err(|e| Failure::new(422, e.to_string()))?;
+    let answer = app.submit(slot, args).await?;
+    Ok(Json(answer).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_strings_reject_unknown_parameters() {
+        let parse = |q: &str| {
+            let uri: axum::http::Uri = format!("/x?{q}").parse().expect("uri");
+            Query::<PageQuery>::try_from_uri(&uri).map(|q| q.0.page_size)
+        };
+        assert_eq!(parse("page_size=10").ok().flatten().as_deref(), Some("10"));
+        assert!(parse("").is_ok());
+        assert!(parse("pagesize=10").is_err());
+    }
+
+    #[test]
+    fn failures_carry_status_and_retry_after() {
+        let f = Failure::from(benchaudit_comtrade::ToolError {
+            status: 429,
+            error: "rate limit exceeded".into(),
+            retry: true,
+            retry_after_s: Some(1),
+        });
+        let r = f.into_response();
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            r.headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+            Some("1")
+        );
+    }
+}
