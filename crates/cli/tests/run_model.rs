@@ -222,3 +222,53 @@ fn model_setup_errors_are_usage_errors_before_anything_runs() {
         assert!(!Path::new(out).join("episodes.jsonl").exists());
     }
 }
+
+#[test]
+fn audit_adds_models_beside_the_rule_players() {
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.base_url();
+    let o = benchaudit(&[
+        "audit",
+        "--seeds",
+        "1",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--model",
+        "local:solver",
+        "--base-url",
+        &url,
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let audit: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("audit.json")).unwrap()).unwrap();
+    let players: Vec<&str> = audit["comtrade"]["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(players.contains(&"local:solver"), "{players:?}");
+    let row = audit["comtrade"]["joint"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["player"] == "local:solver")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        row["l2_truth"], 1.0,
+        "the scripted solver solves T3 at L2: {row}"
+    );
+    assert_eq!(row["l0_truth"], 1.0);
+    assert!(
+        stdout.contains("oracle checks: 9/9 pass"),
+        "a model that ties at L0 keeps every L0 payload identical: {stdout}"
+    );
+    assert!(!server.requests().is_empty());
+}

@@ -11,12 +11,14 @@ use benchaudit_audit::external::ExternalTarget;
 use benchaudit_audit::pipeline::ComtradeAudit;
 use benchaudit_audit::probes::ProbeKind;
 use benchaudit_audit::{
-    AuditConfig, Card, ComtradeTarget, Configuration, Owner, audit_comtrade, audit_external, card,
+    AuditConfig, Card, ComtradeTarget, Configuration, Owner, Player, audit_comtrade,
+    audit_external, card,
 };
 use clap::Args;
 use serde_json::{Value, json};
 
 use crate::UsageError;
+use crate::commands::run::{Agent, ModelArgs};
 use crate::doc::{Block, html, markdown};
 use crate::figures::{
     self, JointPanelData, JointSeries, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow,
@@ -39,6 +41,9 @@ pub struct AuditArgs {
     /// External target manifests (TOML) to audit as well.
     #[arg(long = "target")]
     pub targets: Vec<PathBuf>,
+    /// Real models to add beside the rule players (2×2, ownership channels, reliability).
+    #[command(flatten)]
+    pub models: ModelArgs,
 }
 
 fn f3(x: f64) -> String {
@@ -72,7 +77,14 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     if args.seeds == 0 || args.seeds > 1000 {
         return Err(UsageError("--seeds must be between 1 and 1000".into()).into());
     }
-    let config = AuditConfig::key_free(args.seeds, args.jobs.max(1));
+    let mut config = AuditConfig::key_free(args.seeds, args.jobs.max(1));
+    for agent in Agent::models(&args.models)? {
+        let name = agent.name();
+        config.players.push(Player {
+            name,
+            make: Box::new(move || agent.policy()),
+        });
+    }
     let targets = [
         ComtradeTarget::new(Configuration::AsShipped),
         ComtradeTarget::new(Configuration::Repaired),

@@ -59,6 +59,14 @@ pub struct RunArgs {
     /// Override every task's request budget (a quota).
     #[arg(long)]
     pub max_requests: Option<u32>,
+    /// Real models and how to reach them.
+    #[command(flatten)]
+    pub models: ModelArgs,
+}
+
+/// The flags that put LLMs in a run (shared by `run` and `audit`).
+#[derive(Debug, Args, Default)]
+pub struct ModelArgs {
     /// LLMs as PROVIDER:NAME, comma-separated or repeated. Providers: openai, anthropic (its
     /// OpenAI-compatible endpoint), together — keys from OPENAI_API_KEY, ANTHROPIC_API_KEY,
     /// TOGETHER_API_KEY — or any name with --base-url (llama.cpp, vLLM, Ollama).
@@ -117,7 +125,7 @@ impl Agent {
 
     /// The `--model` agents of a run. Fails before any episode runs on a bad model name, an
     /// unknown provider without --base-url, or a missing key variable.
-    pub fn models(args: &RunArgs) -> Result<Vec<Agent>, UsageError> {
+    pub fn models(args: &ModelArgs) -> Result<Vec<Agent>, UsageError> {
         if args.model.is_empty() {
             let stray = [
                 ("--base-url", args.base_url.is_some()),
@@ -165,7 +173,7 @@ struct Work {
 
 /// Runs the subcommand.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    if args.policy.is_none() && args.model.is_empty() {
+    if args.policy.is_none() && args.models.model.is_empty() {
         return Err(UsageError(
             "give --policy NAME[,NAME..] and/or --model PROVIDER:NAME[,..]".into(),
         )
@@ -178,7 +186,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .collect(),
         None => Vec::new(),
     };
-    agents.extend(Agent::models(args)?);
+    agents.extend(Agent::models(&args.models)?);
     let levels = select::levels(&args.level)?;
     let tasks = select::task_list(&args.tasks)?;
     let seeds = select::seeds(&args.seeds)?;
