@@ -11,8 +11,7 @@ use benchaudit_audit::external::ExternalTarget;
 use benchaudit_audit::pipeline::ComtradeAudit;
 use benchaudit_audit::probes::ProbeKind;
 use benchaudit_audit::{
-    AuditConfig, Card, ComtradeTarget, Configuration, Owner, Player, audit_comtrade,
-    audit_external, card,
+    AuditConfig, Card, ComtradeTarget, Configuration, Owner, Player, audit_comtrade, audit_external,
 };
 use clap::Args;
 use serde_json::{Value, json};
@@ -221,7 +220,6 @@ fn report_blocks(
             }),
         ],
     ));
-    let _ = card::markdown(cards);
     b.push(Block::Heading(2, "Oracle checks".into()));
     b.push(Block::Table(
         vec![
