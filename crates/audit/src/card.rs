@@ -141,40 +141,6 @@ impl Card {
     }
 }
 
-/// Cards side by side as Markdown.
-pub fn markdown(cards: &[Card]) -> String {
-    let mut md = String::from("| | ");
-    md.push_str(
-        &cards
-            .iter()
-            .map(|c| c.target.clone())
-            .collect::<Vec<_>>()
-            .join(" | "),
-    );
-    md.push_str(" |\n|---|");
-    md.push_str(&"---|".repeat(cards.len()));
-    md.push('\n');
-    let row = |name: &str, f: &dyn Fn(&Card) -> String| {
-        format!(
-            "| {name} | {} |\n",
-            cards.iter().map(f).collect::<Vec<_>>().join(" | ")
-        )
-    };
-    let cell = |c: &Cell| format!("**{}**: {}", c.status.label(), c.evidence);
-    md.push_str(&row("scorer kind", &|c| {
-        format!("{:?}", c.scorer_kind).to_lowercase()
-    }));
-    md.push_str(&row("criterion sensitivity", &|c| {
-        cell(&c.criterion_sensitivity)
-    }));
-    md.push_str(&row("ownership completeness", &|c| cell(&c.ownership)));
-    md.push_str(&row("replay", &|c| cell(&c.replay)));
-    md.push_str(&row("**licensed claim**", &|c| {
-        format!("**{}**", c.licensed_claim.label())
-    }));
-    md
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

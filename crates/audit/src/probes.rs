@@ -96,7 +96,7 @@ fn run_log(task: &str, pages: u32) -> String {
 /// Builds one forged submission from the canonical records.
 pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32) -> Forged {
     let n = truth.len();
-    let mut records: Vec<Value> = match kind {
+    let records: Vec<Value> = match kind {
         ProbeKind::Correct | ProbeKind::ContradictoryReport => truth.to_vec(),
         ProbeKind::Empty => Vec::new(),
         ProbeKind::Fabricated => truth
@@ -143,9 +143,6 @@ pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32) -> Forged
         }
         ProbeKind::Partial => truth[..n / 2].to_vec(),
     };
-    if kind == ProbeKind::Empty {
-        records.clear();
-    }
     let declared = if kind == ProbeKind::ContradictoryReport {
         0
     } else {

@@ -4,7 +4,6 @@
 mod args;
 mod cli;
 mod commands;
-mod doc;
 mod figures;
 mod ledger;
 mod output;

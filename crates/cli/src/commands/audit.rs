@@ -18,12 +18,12 @@ use serde_json::{Value, json};
 
 use crate::UsageError;
 use crate::commands::run::{Agent, ModelArgs};
-use crate::doc::{Block, html, markdown};
 use crate::figures::{
     self, JointPanelData, JointSeries, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow,
 };
 use crate::ledger::write_atomic;
 use crate::output::print;
+use crate::report::doc::{Align, Block, FigureBlock, html, markdown};
 
 /// `benchaudit audit`
 #[derive(Debug, Args)]
@@ -182,6 +182,25 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// A table whose columns are left-aligned (cells mix words and numbers).
+fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Block {
+    Block::Table {
+        align: vec![Align::Left; header.len()],
+        header,
+        rows,
+    }
+}
+
+/// A figure written under `figures/`.
+fn figure(caption: String, name: &str, rendered: figures::Rendered) -> Block {
+    Block::Figure(FigureBlock {
+        caption,
+        svg: format!("figures/{name}.svg"),
+        png: format!("figures/{name}.png"),
+        inline_svg: rendered.svg,
+    })
+}
+
 fn report_blocks(
     a: &ComtradeAudit,
     cards: &[Card],
@@ -190,7 +209,7 @@ fn report_blocks(
     let fig_dir = out.join("figures");
     let mut b = vec![
         Block::Heading(1, "BenchAudit validity card".into()),
-        Block::Para(format!(
+        Block::Paragraph(format!(
             "Key-free self-audit of ComtradeBench: {} players (the oracle and rule stand-ins that each get one decision wrong), seeds 0 to {} per cell. Every number below is in audit.json.",
             a.players.len(),
             a.seeds.last().copied().unwrap_or(0)
@@ -204,7 +223,7 @@ fn report_blocks(
         r.extend(cards.iter().map(f));
         r
     };
-    b.push(Block::Table(
+    b.push(table(
         head,
         vec![
             row("scorer kind", &|c| {
@@ -221,7 +240,7 @@ fn report_blocks(
         ],
     ));
     b.push(Block::Heading(2, "Oracle checks".into()));
-    b.push(Block::Table(
+    b.push(table(
         vec![
             "check".into(),
             "expected".into(),
@@ -253,7 +272,7 @@ fn report_blocks(
         .find(|(c, _)| *c == Configuration::AsShipped)
         .map(|(_, p)| p.iter().filter(|p| p.task == "T2_multi_page").collect())
         .unwrap_or_default();
-    b.push(Block::Table(
+    b.push(table(
         vec![
             "forged submission".into(),
             "legacy judge".into(),
@@ -283,7 +302,7 @@ fn report_blocks(
         y_label: "score".into(),
     };
     let r = figures::judge_probe_bars(&bars, &fig_dir, "judge_probe")?;
-    b.push(Block::Figure("Judge probe: the judge scores the fabricated set like the truth; ground truth separates them.".into(), "figures/judge_probe.png".into(), r.svg));
+    b.push(figure("Judge probe: the judge scores the fabricated set like the truth; ground truth separates them.".into(), "judge_probe", r));
     debug_assert!(shipped.iter().any(|p| p.kind == ProbeKind::Correct));
 
     // 2×2.
@@ -292,7 +311,7 @@ fn report_blocks(
         2,
         format!("The 2×2 joint intervention ({})", j.task),
     ));
-    b.push(Block::Para(format!(
+    b.push(Block::Paragraph(format!(
         "L0 payloads identical for {} of {} player pairs. Spread over players (max − min): L0 × judge {}, L0 × ground truth {}, L2 × judge {}, L2 × ground truth {}.",
         j.l0_identical,
         j.l0_pairs,
@@ -301,7 +320,7 @@ fn report_blocks(
         f3(j.spread[2]),
         f3(j.spread[3])
     )));
-    b.push(Block::Table(
+    b.push(table(
         vec![
             "player".into(),
             "L0 × judge".into(),
@@ -340,10 +359,10 @@ fn report_blocks(
             .collect(),
     };
     let r = figures::joint_panel(&panel, &fig_dir, "joint_2x2")?;
-    b.push(Block::Figure(
+    b.push(figure(
         "The 2×2: only the L2 × ground-truth cell separates the players.".into(),
-        "figures/joint_2x2.png".into(),
-        r.svg,
+        "joint_2x2",
+        r,
     ));
 
     // Ownership.
@@ -369,7 +388,7 @@ fn report_blocks(
         }
         rows.push(r);
     }
-    b.push(Block::Table(
+    b.push(table(
         vec![
             "decision".into(),
             "L0 declared / measured".into(),
@@ -395,8 +414,8 @@ fn report_blocks(
             ]);
         }
     }
-    b.push(Block::Para("Non-degeneracy of each decision channel over the players' episodes (A = the deviant action; Y = ground-truth F1).".into()));
-    b.push(Block::Table(
+    b.push(Block::Paragraph("Non-degeneracy of each decision channel over the players' episodes (A = the deviant action; Y = ground-truth F1).".into()));
+    b.push(table(
         vec![
             "level".into(),
             "decision".into(),
@@ -410,7 +429,7 @@ fn report_blocks(
 
     // Reliability and scaffolding spectra.
     b.push(Block::Heading(2, "Reliability by scaffolding level".into()));
-    b.push(Block::Table(
+    b.push(table(
         vec![
             "player".into(),
             "level".into(),
@@ -462,10 +481,10 @@ fn report_blocks(
         note: Some("L0 ties every player; L2 separates them".into()),
     };
     let r = figures::scaffolding_spectrum(&scaff, &fig_dir, "scaffolding_spectrum")?;
-    b.push(Block::Figure(
+    b.push(figure(
         "Scaffolding spectrum.".into(),
-        "figures/scaffolding_spectrum.png".into(),
-        r.svg,
+        "scaffolding_spectrum",
+        r,
     ));
     let rows: Vec<SpectrumRow> = a
         .reliability
@@ -493,22 +512,22 @@ fn report_blocks(
         rows,
     };
     let r = figures::reliability_spectrum(&spec, &fig_dir, "reliability_spectrum")?;
-    b.push(Block::Figure(
+    b.push(figure(
         "Reliability spectrum at L2: box = IQR, whiskers = min–max, dot = mean, tick = CVaR@0.2."
             .into(),
-        "figures/reliability_spectrum.png".into(),
-        r.svg,
+        "reliability_spectrum",
+        r,
     ));
 
     // Solvability.
     b.push(Block::Heading(2, "Solvability".into()));
-    b.push(Block::Para(format!(
+    b.push(Block::Paragraph(format!(
         "Oracle at L2 within each task's budget, and the L2 re-emission demand counted with the {} tokenizer against output budgets of {} and {} tokens (F1 caps; ids = the ids protocol; chunked = rows spread over the step limit's responses).",
         benchaudit_audit::solvability::TOKENIZER,
         benchaudit_audit::solvability::BUDGETS[0],
         benchaudit_audit::solvability::BUDGETS[1]
     )));
-    b.push(Block::Table(
+    b.push(table(
         vec![
             "task".into(),
             "oracle solved".into(),

@@ -130,14 +130,20 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// Inline text → HTML: escaped, with `code` spans as `<code>`.
+/// Inline text → HTML: escaped, with `code` spans as `<code>` and `**bold**` as `<strong>`.
 fn inline(s: &str) -> String {
     let mut out = String::new();
     for (i, part) in s.split('`').enumerate() {
         if i % 2 == 1 {
             let _ = write!(out, "<code>{}</code>", escape(part));
         } else {
-            out.push_str(&escape(part));
+            for (j, text) in part.split("**").enumerate() {
+                if j % 2 == 1 {
+                    let _ = write!(out, "<strong>{}</strong>", escape(text));
+                } else {
+                    out.push_str(&escape(text));
+                }
+            }
         }
     }
     out
