@@ -20,8 +20,8 @@ fn stdout(o: &Output) -> String {
 
 fn probe_case(kind: &str) -> Value {
     let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/judge_cases.jsonl");
-    let text = std::fs::read_to_string(path).expect("shared vectors beside the checkout");
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/judge/judge_cases.jsonl");
+    let text = std::fs::read_to_string(path).expect("testdata/judge in the repository");
     let name = format!("probe/T2_multi_page/{kind}");
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())

@@ -1,4 +1,4 @@
-//! Judge parity: every case of ../shared/vectors/judge_cases.jsonl, scored by the released
+//! Judge parity: every case of testdata/judge/judge_cases.jsonl, scored by the released
 //! judge, must be reproduced — totals equal after one-decimal rounding, breakdown values within
 //! 1e-9, and total 0 where the released scorer raised.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -10,8 +10,8 @@ use benchaudit_scoring::judge::{JudgeContext, judge};
 use serde_json::Value;
 
 fn vectors() -> PathBuf {
-    // crates/scoring → workspace root → its parent holds shared/.
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/judge_cases.jsonl")
+    // The released judge's outputs, committed as test data at the workspace root.
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/judge/judge_cases.jsonl")
 }
 
 fn file(files: &Value, name: &str) -> Option<String> {
@@ -21,7 +21,7 @@ fn file(files: &Value, name: &str) -> Option<String> {
 #[test]
 fn judge_reproduces_every_released_case() {
     let text = std::fs::read_to_string(vectors())
-        .expect("shared/vectors/judge_cases.jsonl beside the checkout");
+        .expect("testdata/judge/judge_cases.jsonl in the repository");
     let mut failures = Vec::new();
     let mut cases = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
