@@ -11,7 +11,10 @@
 //! Reliability@τ, bootstrap CI of the mean); paired A/B [`compare_paired`] (mean Δ, paired
 //! bootstrap CI, sign-flip p, Cliff's δ with CI) and the pre-registered [`decision_rule`];
 //! [`holm_adjust`]; [`wilson_interval`]; [`reliability_gap`]; [`degradation_curve`];
-//! [`power_study`]; and two-factor η² ([`two_way_eta_squared`]).
+//! [`power_study`]; two-factor η² ([`two_way_eta_squared`]); the unbiased [`pass_at_k`] and
+//! [`pass_hat_k`] estimators and their curve over k ([`pass_k_curve`]); and the stratified
+//! bootstrap that pooled intervals use ([`stratified_bootstrap_mean_ci`]: seeds resampled
+//! within each task).
 //!
 //! ```
 //! use benchaudit_stats::{summarize, compare_paired, decision_rule, PairedConfig, SummaryConfig};
@@ -46,9 +49,11 @@ mod holm;
 mod numeric;
 mod paired;
 mod par;
+mod passk;
 mod permutation;
 mod power;
 pub mod rng;
+mod stratified;
 mod summary;
 mod wilson;
 
@@ -66,11 +71,19 @@ pub use paired::{
     DECISION_ALPHA, PairedComparison, PairedConfig, compare_paired, decision_rule,
     paired_differences,
 };
+pub use passk::{
+    DEFAULT_PASS_THRESHOLD, PassKConfig, PassKCurve, PassKPoint, PooledPassK, TaskPassK, pass_at_k,
+    pass_hat_k, pass_k_curve,
+};
 pub use permutation::{
     DEFAULT_PERMUTATION_SAMPLES, EXACT_MAX_N, PERMUTATION_STREAM, SIGN_FLIP_TOLERANCE,
     SignFlipMethod, SignFlipTest, sign_flip_test,
 };
 pub use power::{DEFAULT_REPLICATIONS, PowerConfig, PowerResult, power_study};
+pub use stratified::{
+    pooled_mean, stratified_bootstrap_ci, stratified_bootstrap_map, stratified_bootstrap_mean_ci,
+    stratified_bootstrap_replicates,
+};
 pub use summary::{
     DEFAULT_ALPHA, DEFAULT_TAUS, ReliabilityAt, Summary, SummaryConfig, cvar, cvar_tail_size, mean,
     reliability, summarize, worst,

@@ -551,3 +551,73 @@ fn results_serialize_to_report_json() {
     assert_eq!(json["points"][0]["dose"], 0.0);
     assert_eq!(json["points"][0]["mean"], 0.75);
 }
+
+#[test]
+fn pass_k_estimators_by_hand() {
+    use benchaudit_stats::{pass_at_k, pass_hat_k};
+    // n = 5 trials, c = 2 successes.
+    // pass@1 = c/n = 0.4; pass@2 = 1 − C(3,2)/C(5,2) = 1 − 3/10 = 0.7;
+    // pass@3 = 1 − C(3,3)/C(5,3) = 1 − 1/10 = 0.9; pass@4 = 1 (C(3,4) = 0).
+    let at = |k| pass_at_k(5, 2, k).unwrap();
+    assert!(close(at(1), 0.4, 1e-15) && close(at(2), 0.7, 1e-15) && close(at(3), 0.9, 1e-15));
+    assert_eq!(at(4), 1.0);
+    // pass^1 = 0.4; pass^2 = C(2,2)/C(5,2) = 1/10; pass^3 = 0 (C(2,3) = 0).
+    let hat = |k| pass_hat_k(5, 2, k).unwrap();
+    assert!(close(hat(1), 0.4, 1e-15) && close(hat(2), 0.1, 1e-15));
+    assert_eq!(hat(3), 0.0);
+    // n = 10, c = 7, k = 3: pass^3 = C(7,3)/C(10,3) = 35/120; pass@3 = 1 − C(3,3)/120.
+    assert!(close(pass_hat_k(10, 7, 3).unwrap(), 35.0 / 120.0, 1e-15));
+    assert!(close(pass_at_k(10, 7, 3).unwrap(), 119.0 / 120.0, 1e-15));
+    // All or nothing.
+    assert_eq!(pass_hat_k(4, 4, 4).unwrap(), 1.0);
+    assert_eq!(pass_at_k(4, 0, 4).unwrap(), 0.0);
+    // Bad counts are errors, not panics.
+    assert!(pass_at_k(3, 4, 1).is_err());
+    assert!(pass_hat_k(3, 1, 0).is_err());
+    assert!(pass_hat_k(3, 1, 4).is_err());
+}
+
+#[test]
+fn pass_k_curve_per_task_and_pooled() {
+    use benchaudit_stats::{PassKConfig, pass_k_curve};
+    // Task A: 3 of 4 seeds perfect; task B: 1 of 4 (0.95 is below the default threshold 1).
+    let tasks = vec![vec![1.0, 1.0, 0.5, 1.0], vec![0.95, 1.0, 0.0, 0.0]];
+    let c = pass_k_curve(&tasks, &PassKConfig::default()).unwrap();
+    assert_eq!(c.max_k, 4);
+    assert_eq!((c.tasks[0].n, c.tasks[0].successes), (4, 3));
+    assert_eq!((c.tasks[1].n, c.tasks[1].successes), (4, 1));
+    // A: pass^2 = C(3,2)/C(4,2) = 3/6; B: pass^2 = 0. Pooled: (0.5 + 0)/2.
+    assert!(close(c.tasks[0].points[1].pass_hat_k, 0.5, 1e-15));
+    assert!(close(c.pooled[1].pass_hat_k.estimate, 0.25, 1e-15));
+    // A: pass@2 = 1 − C(1,2)/6 = 1; B: pass@2 = 1 − C(3,2)/C(4,2) = 0.5. Pooled 0.75.
+    assert!(close(c.pooled[1].pass_at_k.estimate, 0.75, 1e-15));
+    // k = 1: both estimators are the success rate; pooled (0.75 + 0.25)/2 = 0.5.
+    assert!(close(c.pooled[0].pass_at_k.estimate, 0.5, 1e-15));
+    assert!(close(c.pooled[0].pass_hat_k.estimate, 0.5, 1e-15));
+    // pass^k never rises with k, pass@k never falls; the CI brackets the estimate.
+    for w in c.pooled.windows(2) {
+        assert!(w[1].pass_hat_k.estimate <= w[0].pass_hat_k.estimate);
+        assert!(w[1].pass_at_k.estimate >= w[0].pass_at_k.estimate);
+    }
+    for p in &c.pooled {
+        assert!(
+            p.pass_hat_k.lo <= p.pass_hat_k.estimate && p.pass_hat_k.estimate <= p.pass_hat_k.hi
+        );
+    }
+    // A lower threshold counts 0.95 as a success.
+    let lenient = pass_k_curve(
+        &tasks,
+        &PassKConfig {
+            threshold: 0.9,
+            max_k: Some(2),
+            ..PassKConfig::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((lenient.max_k, lenient.tasks[1].successes), (2, 2));
+    // Same inputs, same bits.
+    assert_eq!(c, pass_k_curve(&tasks, &PassKConfig::default()).unwrap());
+    assert!(pass_k_curve(&[], &PassKConfig::default()).is_err());
+    assert!(pass_k_curve(&[vec![]], &PassKConfig::default()).is_err());
+    assert!(pass_k_curve(&[vec![f64::NAN]], &PassKConfig::default()).is_err());
+}
