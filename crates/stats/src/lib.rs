@@ -10,8 +10,9 @@
 //! What it computes (SPEC §7, paper §4.4): per-set [`summarize`] (mean, worst case, CVaR@α,
 //! Reliability@τ, bootstrap CI of the mean); paired A/B [`compare_paired`] (mean Δ, paired
 //! bootstrap CI, sign-flip p, Cliff's δ with CI) and the pre-registered [`decision_rule`];
-//! [`holm_adjust`]; [`wilson_interval`]; [`reliability_gap`]; [`degradation_curve`];
-//! [`power_study`]; and two-factor η² ([`two_way_eta_squared`]).
+//! [`holm_adjust`]; [`wilson_interval`]; type-7 [`quantile`]s and [`five_numbers`];
+//! [`reliability_gap`]; [`degradation_curve`]; [`power_study`]; and two-factor η²
+//! ([`two_way_eta_squared`]).
 //!
 //! ```
 //! use benchaudit_stats::{summarize, compare_paired, decision_rule, PairedConfig, SummaryConfig};
@@ -48,6 +49,7 @@ mod paired;
 mod par;
 mod permutation;
 mod power;
+mod quantile;
 pub mod rng;
 mod summary;
 mod wilson;
@@ -71,6 +73,7 @@ pub use permutation::{
     SignFlipMethod, SignFlipTest, sign_flip_test,
 };
 pub use power::{DEFAULT_REPLICATIONS, PowerConfig, PowerResult, power_study};
+pub use quantile::{FiveNumbers, five_numbers, quantile};
 pub use summary::{
     DEFAULT_ALPHA, DEFAULT_TAUS, ReliabilityAt, Summary, SummaryConfig, cvar, cvar_tail_size, mean,
     reliability, summarize, worst,
