@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -66,7 +66,7 @@ pub fn degradation_curve(
     data: &DegradationData,
     dir: &Path,
     name: &str,
-) -> anyhow::Result<Rendered> {
+) -> crate::Result<Rendered> {
     write_figure(data, dir, name)
 }
 
@@ -74,7 +74,7 @@ const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 640;
 
 impl Figure for DegradationData {
-    fn validate(&self) -> anyhow::Result<()> {
+    fn validate(&self) -> crate::Result<()> {
         if self.series.is_empty() {
             bail!("a degradation figure needs at least one series");
         }
@@ -97,7 +97,7 @@ impl Figure for DegradationData {
         Ok(())
     }
 
-    fn size(&self) -> anyhow::Result<(u32, u32)> {
+    fn size(&self) -> crate::Result<(u32, u32)> {
         let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
         let note = style::text_size(&self.note, style::SUBTITLE)?.0 + 40;
         Ok((WIDTH.max(title).max(note), HEIGHT))

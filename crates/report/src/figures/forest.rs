@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -59,7 +59,7 @@ pub struct ForestData {
 ///
 /// # Errors
 /// No rows, non-finite values, `lo > hi`, or an IO / drawing failure.
-pub fn forest_plot(data: &ForestData, dir: &Path, name: &str) -> anyhow::Result<Rendered> {
+pub fn forest_plot(data: &ForestData, dir: &Path, name: &str) -> crate::Result<Rendered> {
     write_figure(data, dir, name)
 }
 
@@ -68,7 +68,7 @@ const TOP: u32 = 120;
 const BOTTOM: u32 = 64;
 
 impl ForestData {
-    fn label_width(&self) -> anyhow::Result<u32> {
+    fn label_width(&self) -> crate::Result<u32> {
         Ok(style::max_width(self.rows.iter().map(|r| r.label.as_str()), style::LABEL)? + 24)
     }
 
@@ -76,14 +76,14 @@ impl ForestData {
         format!("{} [{}, {}]", num(row.estimate), num(row.lo), num(row.hi))
     }
 
-    fn number_width(&self) -> anyhow::Result<u32> {
+    fn number_width(&self) -> crate::Result<u32> {
         let texts: Vec<String> = self.rows.iter().map(Self::number_text).collect();
         Ok(style::max_width(texts.iter().map(String::as_str), style::LABEL)?.max(110) + 36)
     }
 }
 
 impl Figure for ForestData {
-    fn validate(&self) -> anyhow::Result<()> {
+    fn validate(&self) -> crate::Result<()> {
         if self.rows.is_empty() {
             bail!("a forest plot needs at least one row");
         }
@@ -96,7 +96,7 @@ impl Figure for ForestData {
         Ok(())
     }
 
-    fn size(&self) -> anyhow::Result<(u32, u32)> {
+    fn size(&self) -> crate::Result<(u32, u32)> {
         let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
         let note = style::text_size(&self.note, style::SUBTITLE)?.0 + 40;
         let width = (self.label_width()? + self.number_width()? + 560)

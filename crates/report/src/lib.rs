@@ -1,26 +1,66 @@
-//! `benchaudit report`: reliability tables, `stats.json`, Markdown, a self-contained HTML page
-//! and figures for a run directory, or a paired comparison of two runs.
+//! Reports: from records to a typed statistics model, to documents and figures.
 //!
-//! Why it is built this way: the numbers are computed once into a serialisable struct
-//! ([`model`]); the figures ([`plots`]), the Markdown and the HTML ([`render`], [`doc`]) are
-//! drawn from that struct only; and the number guard checks both documents against the JSON
-//! before the command reports success. A report therefore cannot state a figure that
-//! `stats.json` does not hold.
+//! A run directory's ledger ([`load`]) becomes `stats.json` ([`model`], computed by
+//! [`compute`]); a document model ([`doc`]) of blocks is built from the model only
+//! ([`render`]) and rendered to Markdown and to a self-contained HTML page; the figures
+//! ([`figures`], chosen by [`plots`]) are drawn with plotters from the same numbers. The number
+//! guard then checks both documents against the JSON, so a report cannot state a figure that
+//! `stats.json` does not hold. The audit's validity card is rendered the same way ([`card`]:
+//! `card.md`, `card.json`, `audit.json`, `report.html`), and [`text`] has the terminal tables
+//! of `run` and `ab`.
+//!
+//! Run a policy on a task into a ledger and report it:
+//!
+//! ```
+//! use benchaudit_agents::{Level, RuleKind};
+//! use benchaudit_comtrade::task;
+//! use benchaudit_report::{Options, write_run_report};
+//! use benchaudit_runs::{Metric, Plan, Player, execute};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let plan = Plan::new(
+//!     vec![Player::rule(RuleKind::Oracle), Player::rule(RuleKind::Fabricator)],
+//!     vec![Level::L2],
+//!     vec![task("T3_duplicates").ok_or("no T3")?],
+//!     (0..5).collect(),
+//! );
+//! let dir = tempfile::tempdir()?;
+//! let run = dir.path().join("run");
+//! execute(&run, plan.config(), &plan, 2, &mut |_| {})?;
+//! let written = write_run_report(&run, &dir.path().join("report"), &Options::new(Metric::F1))?;
+//! assert!(written.passed(), "the number guard accepts every figure");
+//! let stats: serde_json::Value =
+//!     serde_json::from_slice(&std::fs::read(written.out.join("stats.json"))?)?;
+//! // Ground truth separates the oracle (1.0) from the fabricator (0.0).
+//! let means: Vec<f64> = stats["pooled"].as_array().ok_or("pooled")?.iter()
+//!     .map(|p| p["summary"]["mean"].as_f64().unwrap_or(f64::NAN)).collect();
+//! assert_eq!(means, [0.0, 1.0]);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
 
+pub mod card;
 pub mod compute;
 pub mod doc;
+mod error;
+pub mod figures;
+pub mod load;
 pub mod model;
 pub mod plots;
 pub mod render;
+pub mod text;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use benchaudit_audit::guard::{self, GuardReport};
+use benchaudit_runs::write_atomic;
 use serde::Serialize;
 
-use crate::ledger::write_atomic;
-use compute::{Loaded, Options};
+pub use compute::Options;
+pub use error::{Error, Result, chain};
+use error::{io, json};
+pub use load::{Loaded, load_run};
 use plots::{FIGURE_DIR, Written};
 use render::Drawn;
 
@@ -39,6 +79,8 @@ pub struct ReportOutput {
     pub guard_html: GuardReport,
     /// A short text summary for the terminal (the pooled table, as in the report).
     pub summary: String,
+    /// Things the reader should know that are not errors (e.g. a torn last ledger line).
+    pub notes: Vec<String>,
 }
 
 impl ReportOutput {
@@ -63,7 +105,7 @@ const FIGURE_PREFIXES: [&str; 7] = [
     "degradation",
 ];
 
-fn clear_stale_figures(dir: &Path) -> anyhow::Result<()> {
+fn clear_stale_figures(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
@@ -72,8 +114,10 @@ fn clear_stale_figures(dir: &Path) -> anyhow::Result<()> {
         let ours = FIGURE_PREFIXES.iter().any(|p| name.starts_with(p))
             && (name.ends_with(".svg") || name.ends_with(".png"));
         if ours {
-            std::fs::remove_file(entry.path())
-                .with_context(|| format!("removing stale figure {}", entry.path().display()))?;
+            std::fs::remove_file(entry.path()).map_err(io(format!(
+                "removing stale figure {}",
+                entry.path().display()
+            )))?;
         }
     }
     Ok(())
@@ -98,21 +142,21 @@ fn finish<S: Serialize>(
     blocks: &[doc::Block],
     figs: &[Written],
     summary: String,
-) -> anyhow::Result<ReportOutput> {
-    let json = serde_json::to_value(stats).context("serialising stats.json")?;
+) -> Result<ReportOutput> {
+    let json = serde_json::to_value(stats).map_err(json("serialising stats.json"))?;
     let markdown = doc::markdown(blocks);
     let html = doc::html(title, blocks);
     let guard_markdown = guard::check(&markdown, &json);
     let guard_html = guard::check_html(&html, &json);
-    let text = serde_json::to_string_pretty(&json).context("serialising stats.json")? + "\n";
+    let text =
+        serde_json::to_string_pretty(&json).map_err(error::json("serialising stats.json"))? + "\n";
     write_atomic(&out.join("stats.json"), text.as_bytes())?;
     write_atomic(&out.join("report.md"), markdown.as_bytes())?;
     write_atomic(&out.join("report.html"), html.as_bytes())?;
     let guard_json = serde_json::json!({ "report.md": guard_markdown, "report.html": guard_html });
-    write_atomic(
-        &out.join("guard.json"),
-        (serde_json::to_string_pretty(&guard_json)? + "\n").as_bytes(),
-    )?;
+    let guard_text =
+        serde_json::to_string_pretty(&guard_json).map_err(error::json("serialising guard.json"))?;
+    write_atomic(&out.join("guard.json"), (guard_text + "\n").as_bytes())?;
     let mut files: Vec<String> = ["stats.json", "report.md", "report.html", "guard.json"]
         .map(str::to_string)
         .to_vec();
@@ -126,12 +170,13 @@ fn finish<S: Serialize>(
         guard_markdown,
         guard_html,
         summary,
+        notes: Vec::new(),
     })
 }
 
-fn prepare(out: &Path) -> anyhow::Result<()> {
+fn prepare(out: &Path) -> Result<()> {
     std::fs::create_dir_all(out.join(FIGURE_DIR))
-        .with_context(|| format!("creating {}", out.display()))?;
+        .map_err(io(format!("creating {}", out.display())))?;
     clear_stale_figures(&out.join(FIGURE_DIR))
 }
 
@@ -140,18 +185,15 @@ fn prepare(out: &Path) -> anyhow::Result<()> {
 /// Exists as the whole of `benchaudit report RUN_DIR` minus argument parsing and printing.
 ///
 /// # Errors
-/// A usage error for an unreadable run or bad settings; IO or drawing errors otherwise.
-pub fn write_run_report(
-    run_dir: &Path,
-    out: &Path,
-    opts: &Options,
-) -> anyhow::Result<ReportOutput> {
-    let loaded = compute::load_run(run_dir)?;
+/// [`Error::Invalid`] for an unreadable run or bad settings; IO or drawing errors otherwise.
+pub fn write_run_report(run_dir: &Path, out: &Path, opts: &Options) -> Result<ReportOutput> {
+    let loaded = load_run(run_dir)?;
+    let mut notes = Vec::new();
     if loaded.source.torn_last_line {
-        eprintln!(
-            "note: {}/episodes.jsonl ends in a torn line (an interrupted write); it was skipped",
+        notes.push(format!(
+            "{}/episodes.jsonl ends in a torn line (an interrupted write); it was skipped",
             run_dir.display()
-        );
+        ));
     }
     let mut stats = compute::run_stats(&loaded, opts)?;
     prepare(out)?;
@@ -159,14 +201,16 @@ pub fn write_run_report(
     stats.figures = figs.iter().map(|f| f.info.clone()).collect();
     let blocks = render::run_blocks(&stats, &drawn(&figs));
     let summary = pooled_summary(&blocks);
-    finish(
+    let mut written = finish(
         out,
         &stats,
         &format!("benchaudit report: {}", stats.source.run_dir),
         &blocks,
         &figs,
         summary,
-    )
+    )?;
+    written.notes = notes;
+    Ok(written)
 }
 
 /// Writes the paired comparison of runs `a` and `b` (Δ = B − A) into `out`.
@@ -174,15 +218,15 @@ pub fn write_run_report(
 /// Exists as the whole of `benchaudit report --compare RUN_A RUN_B` minus parsing and printing.
 ///
 /// # Errors
-/// A usage error for unreadable runs or nothing to pair; IO or drawing errors otherwise.
+/// [`Error::Invalid`] for unreadable runs or nothing to pair; IO or drawing errors otherwise.
 pub fn write_compare_report(
     a: &Path,
     b: &Path,
     out: &Path,
     opts: &Options,
-) -> anyhow::Result<ReportOutput> {
-    let la: Loaded = compute::load_run(a)?;
-    let lb: Loaded = compute::load_run(b)?;
+) -> Result<ReportOutput> {
+    let la: Loaded = load_run(a)?;
+    let lb: Loaded = load_run(b)?;
     let mut stats = compute::compare_stats(&la, &lb, opts)?;
     prepare(out)?;
     let figs = plots::compare_figures(&stats, out)?;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -36,7 +36,7 @@ pub struct HeatmapData {
 ///
 /// # Errors
 /// Empty or ragged grids, non-finite values, or an IO / drawing failure.
-pub fn task_heatmap(data: &HeatmapData, dir: &Path, name: &str) -> anyhow::Result<Rendered> {
+pub fn task_heatmap(data: &HeatmapData, dir: &Path, name: &str) -> crate::Result<Rendered> {
     write_figure(data, dir, name)
 }
 
@@ -54,7 +54,7 @@ struct Layout {
 }
 
 impl HeatmapData {
-    fn layout(&self) -> anyhow::Result<Layout> {
+    fn layout(&self) -> crate::Result<Layout> {
         let label_width =
             style::max_width(self.row_labels.iter().map(String::as_str), style::LABEL)? + 20;
         let col = style::max_width(self.col_labels.iter().map(String::as_str), style::LABEL)?;
@@ -73,7 +73,7 @@ impl HeatmapData {
 }
 
 impl Figure for HeatmapData {
-    fn validate(&self) -> anyhow::Result<()> {
+    fn validate(&self) -> crate::Result<()> {
         if self.row_labels.is_empty() || self.col_labels.is_empty() {
             bail!("a heatmap needs at least one row and one column");
         }
@@ -101,7 +101,7 @@ impl Figure for HeatmapData {
         Ok(())
     }
 
-    fn size(&self) -> anyhow::Result<(u32, u32)> {
+    fn size(&self) -> crate::Result<(u32, u32)> {
         let l = self.layout()?;
         Ok((l.width, l.height))
     }

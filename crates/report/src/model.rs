@@ -7,48 +7,14 @@
 use std::collections::BTreeMap;
 
 use benchaudit_agents::Level;
+use benchaudit_audit::joint::Joint;
+pub use benchaudit_runs::Metric;
+pub use benchaudit_stats::FiveNumbers;
 use benchaudit_stats::{BootstrapCi, CurvePoint, ReliabilityGap, SignFlipMethod, Summary};
 use serde::{Deserialize, Serialize};
 
 /// Schema identifier written into every `stats.json`.
 pub const SCHEMA: &str = "benchaudit.report/1";
-
-/// Which per-episode number the statistics are computed on.
-///
-/// Exists because the paper's headline metric is ground-truth F1 while the judge and L1
-/// coverage are studied too; the choice is recorded so numbers are never read on the wrong scale.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Ground-truth F1 (`scores.f1`).
-    F1,
-    /// The legacy judge total divided by 100 (`scores.judge_total / 100`).
-    Judge,
-    /// L1 coverage (`coverage`), recorded at L0/L1 only.
-    Coverage,
-}
-
-impl Metric {
-    /// Human name, used in headings, axis labels and captions.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::F1 => "ground-truth F1",
-            Metric::Judge => "judge total / 100",
-            Metric::Coverage => "coverage",
-        }
-    }
-
-    /// The flag value (`f1`, `judge`, `coverage`).
-    #[must_use]
-    pub fn flag(self) -> &'static str {
-        match self {
-            Metric::F1 => "f1",
-            Metric::Judge => "judge",
-            Metric::Coverage => "coverage",
-        }
-    }
-}
 
 /// The tool that wrote the report.
 ///
@@ -105,12 +71,13 @@ pub struct Settings {
     pub judge_scale: f64,
 }
 
-/// Episode bookkeeping: what was read, used and excluded.
+/// The tally of a ledger's records: what was read, used and excluded (not to be confused
+/// with a record's own counts, `benchaudit_agents::AgentCounts`).
 ///
 /// Exists because excluded episodes (infra errors, a missing metric) must be counted and
 /// listed, never silently dropped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EpisodeCounts {
+pub struct RecordTally {
     /// Records in the ledger.
     pub total: usize,
     /// Records that entered the statistics.
@@ -157,24 +124,6 @@ pub struct Condition {
     pub arm: Option<String>,
     /// Hash of the run options.
     pub options_hash: String,
-}
-
-/// The five-number summary behind a spectrum box.
-///
-/// Exists so the figure's box and whiskers come from JSON too. Quartiles use linear
-/// interpolation between order statistics (Hyndman–Fan type 7: position `(n − 1)·p`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FiveNumbers {
-    /// Minimum.
-    pub min: f64,
-    /// First quartile.
-    pub q1: f64,
-    /// Median.
-    pub median: f64,
-    /// Third quartile.
-    pub q3: f64,
-    /// Maximum.
-    pub max: f64,
 }
 
 /// A metric value of one seed.
@@ -272,63 +221,6 @@ pub struct ScorerContrast {
     pub f1_mean: f64,
     /// Mean judge total / 100.
     pub judge_mean: f64,
-}
-
-/// The joint intervention for one policy: harness {L0, L2} × scorer {judge, ground truth}.
-///
-/// Exists for runs that hold both L0 and L2: means over the (task, seed) episodes present at
-/// both levels, so the cells are computed on shared episodes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JointRow {
-    /// Policy or model.
-    pub policy: String,
-    /// Arm, if any.
-    pub arm: Option<String>,
-    /// Options hash.
-    pub options_hash: String,
-    /// Display label.
-    pub label: String,
-    /// Shared (task, seed) episodes.
-    pub n: usize,
-    /// Mean judge / 100 at L0.
-    pub l0_judge: f64,
-    /// Mean ground-truth F1 at L0.
-    pub l0_f1: f64,
-    /// Mean judge / 100 at L2.
-    pub l2_judge: f64,
-    /// Mean ground-truth F1 at L2.
-    pub l2_f1: f64,
-}
-
-/// The joint-intervention section.
-///
-/// Exists to carry the per-policy cells with the two facts the audit reads off them: L0
-/// payload identity across policies and the spread each scorer sees at each level.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JointSection {
-    /// One row per policy.
-    pub rows: Vec<JointRow>,
-    /// Policy pairs compared on the same (task, seed) at L0.
-    pub l0_pairs: usize,
-    /// Of those, pairs whose submitted payloads were SHA-256-identical.
-    pub l0_identical_pairs: usize,
-    /// Max − min of the per-policy means, per cell: `[l0_judge, l0_f1, l2_judge, l2_f1]`.
-    pub spread: CellSpread,
-}
-
-/// Max − min across policies of each 2×2 cell's mean.
-///
-/// Exists because "the judge compresses the ground-truth spread" is a statement about these.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellSpread {
-    /// L0, judge.
-    pub l0_judge: f64,
-    /// L0, ground truth.
-    pub l0_f1: f64,
-    /// L2, judge.
-    pub l2_judge: f64,
-    /// L2, ground truth.
-    pub l2_f1: f64,
 }
 
 /// A closed interval.
@@ -498,7 +390,7 @@ pub struct RunStats {
     /// Statistical settings.
     pub settings: Settings,
     /// Episode bookkeeping.
-    pub episodes: EpisodeCounts,
+    pub episodes: RecordTally,
     /// Every excluded episode.
     pub excluded: Vec<Excluded>,
     /// Levels present (in order L0, L1, L2).
@@ -525,8 +417,8 @@ pub struct RunStats {
     pub level_gaps: Vec<LevelGap>,
     /// Judge vs ground truth per condition.
     pub scorers: Vec<ScorerContrast>,
-    /// The 2×2 joint intervention (runs with L0 and L2).
-    pub joint: Option<JointSection>,
+    /// The 2×2 joint intervention (runs with L0 and L2), computed as the audit computes it.
+    pub joint: Option<Joint>,
     /// Constant vs escalating arms (runs whose arms are `constant` / `escalating`).
     pub ab: Option<PairedSection>,
     /// Degradation curves (runs whose arms are numeric doses).
@@ -553,9 +445,9 @@ pub struct CompareStats {
     /// Statistical settings.
     pub settings: Settings,
     /// Episode bookkeeping of run A.
-    pub episodes_a: EpisodeCounts,
+    pub episodes_a: RecordTally,
     /// Episode bookkeeping of run B.
-    pub episodes_b: EpisodeCounts,
+    pub episodes_b: RecordTally,
     /// The comparisons.
     pub comparison: PairedSection,
     /// Figures written.

@@ -71,14 +71,14 @@ pub fn anchored(style: TextStyle<'_>, h: HPos, v: VPos) -> TextStyle<'_> {
 }
 
 /// Width and height in pixels of `s` in the figure font at `size`.
-pub fn text_size(s: &str, size: f64) -> anyhow::Result<(u32, u32)> {
+pub fn text_size(s: &str, size: f64) -> crate::Result<(u32, u32)> {
     FontDesc::new(FontFamily::Name(FONT), size, FontStyle::Normal)
         .box_size(s)
-        .map_err(|e| anyhow::anyhow!("measuring text {s:?}: {e}"))
+        .map_err(|e| crate::Error::Figure(format!("measuring text {s:?}: {e}")))
 }
 
 /// Width in pixels of the widest of `labels` at `size` (0 when there are none).
-pub fn max_width<'a>(labels: impl IntoIterator<Item = &'a str>, size: f64) -> anyhow::Result<u32> {
+pub fn max_width<'a>(labels: impl IntoIterator<Item = &'a str>, size: f64) -> crate::Result<u32> {
     let mut widest = 0;
     for label in labels {
         widest = widest.max(text_size(label, size)?.0);

@@ -11,13 +11,14 @@ use std::path::Path;
 
 use benchaudit_agents::Level;
 
-use super::model::{CompareStats, FigureInfo, PairedRow, PooledStats, RunStats};
+use crate::error::Result;
 use crate::figures::{
     DegradationData, DegradationPoint, DegradationSeries, ForestData, ForestRow, HeatmapData,
     JointPanelData, JointSeries, ProbeBarsData, Rendered, ScaffoldingData, SpectrumData,
     SpectrumRow, degradation_curve, forest_plot, joint_panel, judge_probe_bars,
     reliability_spectrum, scaffolding_spectrum, task_heatmap,
 };
+use crate::model::{CompareStats, FigureInfo, PairedRow, PooledStats, RunStats};
 
 /// Subdirectory of the report directory that holds the figures.
 pub const FIGURE_DIR: &str = "figures";
@@ -76,7 +77,7 @@ fn at_level(stats: &RunStats, level: Level) -> Vec<&PooledStats> {
 ///
 /// # Errors
 /// A figure that cannot be drawn or written.
-pub fn run_figures(stats: &RunStats, out: &Path) -> anyhow::Result<Vec<Written>> {
+pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
     let dir = out.join(FIGURE_DIR);
     let s = &stats.settings;
     let mut figs = Vec::new();
@@ -238,8 +239,8 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> anyhow::Result<Vec<Written>>
                 .map(|r| JointSeries {
                     label: r.label.clone(),
                     values: [
-                        [Some(r.l0_judge), Some(r.l0_f1)],
-                        [Some(r.l2_judge), Some(r.l2_f1)],
+                        [Some(r.l0_judge), Some(r.l0_truth)],
+                        [Some(r.l2_judge), Some(r.l2_truth)],
                     ],
                 })
                 .collect(),
@@ -353,7 +354,7 @@ fn forest(
 ///
 /// # Errors
 /// A figure that cannot be drawn or written.
-pub fn compare_figures(stats: &CompareStats, out: &Path) -> anyhow::Result<Vec<Written>> {
+pub fn compare_figures(stats: &CompareStats, out: &Path) -> Result<Vec<Written>> {
     let dir = out.join(FIGURE_DIR);
     let s = &stats.settings;
     let c = &stats.comparison;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -64,7 +64,7 @@ pub fn reliability_spectrum(
     data: &SpectrumData,
     dir: &Path,
     name: &str,
-) -> anyhow::Result<Rendered> {
+) -> crate::Result<Rendered> {
     write_figure(data, dir, name)
 }
 
@@ -90,14 +90,14 @@ impl SpectrumData {
         format!("{} (n = {})", row.label, row.n)
     }
 
-    fn label_width(&self) -> anyhow::Result<u32> {
+    fn label_width(&self) -> crate::Result<u32> {
         let labels: Vec<String> = self.rows.iter().map(Self::row_label).collect();
         Ok(style::max_width(labels.iter().map(String::as_str), style::LABEL)? + 24)
     }
 }
 
 impl Figure for SpectrumData {
-    fn validate(&self) -> anyhow::Result<()> {
+    fn validate(&self) -> crate::Result<()> {
         if self.rows.is_empty() {
             bail!("a reliability spectrum needs at least one row");
         }
@@ -116,7 +116,7 @@ impl Figure for SpectrumData {
         check_finite("alpha", [&self.alpha])
     }
 
-    fn size(&self) -> anyhow::Result<(u32, u32)> {
+    fn size(&self) -> crate::Result<(u32, u32)> {
         let width = WIDTH.max(self.label_width()? + NUMBER_COLUMN + 600);
         Ok((width, TOP + BOTTOM + ROW * self.rows.len() as u32 + 12))
     }

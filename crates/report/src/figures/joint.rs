@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -46,7 +46,7 @@ pub struct JointPanelData {
 ///
 /// # Errors
 /// No models, non-finite values, or an IO / drawing failure.
-pub fn joint_panel(data: &JointPanelData, dir: &Path, name: &str) -> anyhow::Result<Rendered> {
+pub fn joint_panel(data: &JointPanelData, dir: &Path, name: &str) -> crate::Result<Rendered> {
     write_figure(data, dir, name)
 }
 
@@ -56,11 +56,11 @@ const TOP: u32 = 78;
 const PLOT: u32 = 380;
 
 impl JointPanelData {
-    fn label_width(&self) -> anyhow::Result<u32> {
+    fn label_width(&self) -> crate::Result<u32> {
         Ok(style::max_width(self.models.iter().map(|m| m.label.as_str()), style::LABEL)? + 20)
     }
 
-    fn panel_size(&self) -> anyhow::Result<(u32, u32)> {
+    fn panel_size(&self) -> crate::Result<(u32, u32)> {
         Ok((
             self.label_width()? + PLOT + 80,
             PANEL_CHROME + ROW * self.models.len() as u32,
@@ -69,7 +69,7 @@ impl JointPanelData {
 }
 
 impl Figure for JointPanelData {
-    fn validate(&self) -> anyhow::Result<()> {
+    fn validate(&self) -> crate::Result<()> {
         if self.models.is_empty() {
             bail!("a 2×2 panel needs at least one model");
         }
@@ -79,7 +79,7 @@ impl Figure for JointPanelData {
         Ok(())
     }
 
-    fn size(&self) -> anyhow::Result<(u32, u32)> {
+    fn size(&self) -> crate::Result<(u32, u32)> {
         let (pw, ph) = self.panel_size()?;
         let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
         let note = style::text_size(&self.note, style::SUBTITLE)?.0 + 40;

@@ -31,7 +31,6 @@ mod style;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use anyhow::{Context, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
@@ -43,6 +42,16 @@ pub use heatmap::{HeatmapData, task_heatmap};
 pub use joint::{JointPanelData, JointSeries, joint_panel};
 pub use spectrum::{SpectrumData, SpectrumRow, reliability_spectrum};
 pub use style::num;
+
+use crate::error::{Error, Result, io};
+
+/// Returns early with a [`Error::Figure`] naming what cannot be drawn.
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::Error::Figure(format!($($arg)*)))
+    };
+}
+pub(crate) use bail;
 
 /// Font stack written into SVG text: the face the layout was measured with first.
 pub const SVG_FONT_STACK: &str = "DejaVu Sans, Bitstream Vera Sans, Verdana, sans-serif";
@@ -74,9 +83,9 @@ pub struct Rendered {
 /// Exists so the SVG and the PNG are drawn by the same code from the same data.
 pub(crate) trait Figure {
     /// Rejects data that cannot be drawn (non-finite values, empty rows, mismatched lengths).
-    fn validate(&self) -> anyhow::Result<()>;
+    fn validate(&self) -> Result<()>;
     /// Pixel size; may depend on the data (rows, label widths).
-    fn size(&self) -> anyhow::Result<(u32, u32)>;
+    fn size(&self) -> Result<(u32, u32)>;
     /// Draws the whole figure onto `root`.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
 }
@@ -85,7 +94,7 @@ pub(crate) trait Figure {
 ///
 /// Exists because plotters' `ab_glyph` text path knows no fonts until one is registered, and
 /// every text (SVG too) would fail with `FontUnavailable` otherwise (see notes/crates.md).
-pub fn ensure_fonts() -> anyhow::Result<()> {
+pub fn ensure_fonts() -> Result<()> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
@@ -103,34 +112,33 @@ pub fn ensure_fonts() -> anyhow::Result<()> {
             Ok(())
         })
         .clone()
-        .map_err(|e| anyhow!(e))
+        .map_err(Error::Figure)
 }
 
 /// Validates, sizes and draws `figure` into `dir/name.svg` and `dir/name.png`.
-pub(crate) fn write_figure<F: Figure>(
-    figure: &F,
-    dir: &Path,
-    name: &str,
-) -> anyhow::Result<Rendered> {
+pub(crate) fn write_figure<F: Figure>(figure: &F, dir: &Path, name: &str) -> Result<Rendered> {
+    let named = |what: &str| {
+        let what = what.to_string();
+        move |e: Error| match e {
+            Error::Figure(msg) => Error::Figure(format!("{what} {name}: {msg}")),
+            other => other,
+        }
+    };
     ensure_fonts()?;
-    figure
-        .validate()
-        .with_context(|| format!("figure {name}"))?;
-    let (width, height) = figure
-        .size()
-        .with_context(|| format!("laying out figure {name}"))?;
+    figure.validate().map_err(named("figure"))?;
+    let (width, height) = figure.size().map_err(named("laying out figure"))?;
     if width == 0 || height == 0 || width > 20_000 || height > 20_000 {
-        return Err(anyhow!("figure {name} would be {width}×{height} pixels"));
+        bail!("figure {name} would be {width}×{height} pixels");
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         figure
             .draw(&root)
-            .map_err(|e| anyhow!("drawing {name}.svg: {e}"))?;
+            .map_err(|e| Error::Figure(format!("drawing {name}.svg: {e}")))?;
         root.present()
-            .map_err(|e| anyhow!("drawing {name}.svg: {e}"))?;
+            .map_err(|e| Error::Figure(format!("drawing {name}.svg: {e}")))?;
     }
     // The layout was measured with DejaVu Sans; ask SVG viewers for it (or its metric twins)
     // before any other sans-serif face.
@@ -139,15 +147,15 @@ pub(crate) fn write_figure<F: Figure>(
         &format!("font-family=\"{SVG_FONT_STACK}\""),
     );
     let svg_path = dir.join(format!("{name}.svg"));
-    std::fs::write(&svg_path, &svg).with_context(|| format!("writing {}", svg_path.display()))?;
+    std::fs::write(&svg_path, &svg).map_err(io(format!("writing {}", svg_path.display())))?;
     let png_path = dir.join(format!("{name}.png"));
     {
         let root = BitMapBackend::new(&png_path, (width, height)).into_drawing_area();
         figure
             .draw(&root)
-            .map_err(|e| anyhow!("drawing {name}.png: {e}"))?;
+            .map_err(|e| Error::Figure(format!("drawing {name}.png: {e}")))?;
         root.present()
-            .map_err(|e| anyhow!("writing {}: {e}", png_path.display()))?;
+            .map_err(|e| Error::Figure(format!("writing {}: {e}", png_path.display())))?;
     }
     Ok(Rendered {
         svg_path,
@@ -162,9 +170,11 @@ pub(crate) fn write_figure<F: Figure>(
 pub(crate) fn check_finite<'a>(
     what: &str,
     values: impl IntoIterator<Item = &'a f64>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     match values.into_iter().find(|v| !v.is_finite()) {
-        Some(v) => Err(anyhow!("{what} holds a non-finite value ({v})")),
+        Some(v) => Err(Error::Figure(format!(
+            "{what} holds a non-finite value ({v})"
+        ))),
         None => Ok(()),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -40,7 +40,7 @@ pub struct ProbeBarsData {
 ///
 /// # Errors
 /// Mismatched lengths, no kinds, non-finite values, or an IO / drawing failure.
-pub fn judge_probe_bars(data: &ProbeBarsData, dir: &Path, name: &str) -> anyhow::Result<Rendered> {
+pub fn judge_probe_bars(data: &ProbeBarsData, dir: &Path, name: &str) -> crate::Result<Rendered> {
     if data.judge.len() != data.kinds.len() || data.truth.len() != data.kinds.len() {
         bail!(
             "judge probe: {} kinds, {} judge values, {} ground-truth values",
@@ -99,7 +99,7 @@ pub fn scaffolding_spectrum(
     data: &ScaffoldingData,
     dir: &Path,
     name: &str,
-) -> anyhow::Result<Rendered> {
+) -> crate::Result<Rendered> {
     let bars = GroupedBars {
         title: data.title.clone(),
         note: data.note.clone(),
@@ -131,7 +131,7 @@ const HEIGHT: u32 = 580;
 const LEFT_AXIS: u32 = 84;
 
 impl GroupedBars {
-    fn group_width(&self) -> anyhow::Result<u32> {
+    fn group_width(&self) -> crate::Result<u32> {
         let label = style::max_width(self.groups.iter().map(String::as_str), style::LABEL)? + 28;
         Ok(label.max(BAR * self.series.len() as u32 + 36))
     }
@@ -142,7 +142,7 @@ impl GroupedBars {
 }
 
 impl Figure for GroupedBars {
-    fn validate(&self) -> anyhow::Result<()> {
+    fn validate(&self) -> crate::Result<()> {
         if self.groups.is_empty() || self.series.is_empty() {
             bail!("a bar figure needs at least one group and one series");
         }
@@ -166,7 +166,7 @@ impl Figure for GroupedBars {
         Ok(())
     }
 
-    fn size(&self) -> anyhow::Result<(u32, u32)> {
+    fn size(&self) -> crate::Result<(u32, u32)> {
         let plot = self.group_width()? * self.groups.len() as u32;
         let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
         let note = match &self.note {
