@@ -59,41 +59,30 @@ mod tests {
 
     #[test]
     fn the_lattice() {
-        assert_eq!(
-            licensed_claim(Pass, Pass, Pass, ScorerKind::Outcome),
-            Claim::ModelCapability
-        );
-        assert_eq!(
-            licensed_claim(Pass, Pass, Fail, ScorerKind::Outcome),
-            Claim::None
-        );
-        assert_eq!(
-            licensed_claim(Pass, Fail, Pass, ScorerKind::Outcome),
-            Claim::ModelScaffoldSystemPerformance
-        );
-        assert_eq!(
-            licensed_claim(Fail, Fail, Pass, ScorerKind::Shape),
-            Claim::SelfReportCompliance
-        );
-        assert_eq!(
-            licensed_claim(Fail, Pass, Pass, ScorerKind::Shape),
-            Claim::SelfReportCompliance
-        );
-        assert_eq!(
-            licensed_claim(Pass, NotProbed, Pass, ScorerKind::Specification),
-            Claim::SpecificationCompliance
-        );
-        assert_eq!(
-            licensed_claim(Pass, NotProbed, Pass, ScorerKind::Outcome),
-            Claim::None
-        );
-        assert_eq!(
-            licensed_claim(NotProbed, Pass, Pass, ScorerKind::Outcome),
-            Claim::None
-        );
-        assert_eq!(
-            licensed_claim(NotProbed, NotProbed, NotProbed, ScorerKind::Unknown),
-            Claim::None
-        );
+        use ScorerKind::{Outcome, Shape, Specification, Unknown};
+        let cases = [
+            ((Pass, Pass, Pass, Outcome), Claim::ModelCapability),
+            ((Pass, Pass, Fail, Outcome), Claim::None),
+            (
+                (Pass, Fail, Pass, Outcome),
+                Claim::ModelScaffoldSystemPerformance,
+            ),
+            ((Fail, Fail, Pass, Shape), Claim::SelfReportCompliance),
+            ((Fail, Pass, Pass, Shape), Claim::SelfReportCompliance),
+            (
+                (Pass, NotProbed, Pass, Specification),
+                Claim::SpecificationCompliance,
+            ),
+            ((Pass, NotProbed, Pass, Outcome), Claim::None),
+            ((NotProbed, Pass, Pass, Outcome), Claim::None),
+            ((NotProbed, NotProbed, NotProbed, Unknown), Claim::None),
+        ];
+        for ((criterion, ownership, replay, kind), claim) in cases {
+            assert_eq!(
+                licensed_claim(criterion, ownership, replay, kind),
+                claim,
+                "{criterion:?} {ownership:?} {replay:?} {kind:?}"
+            );
+        }
     }
 }

@@ -16,9 +16,7 @@ use serde_json::json;
 
 use crate::doc::{Align, Block, FigureBlock, html, markdown};
 use crate::error::{Result, io, json as json_err};
-use crate::figures::{
-    self, JointPanelData, JointSeries, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow,
-};
+use crate::figures::{self, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow};
 use crate::plots::FIGURE_DIR;
 
 /// The files an audit wrote and whether its documents passed the number guard.
@@ -198,7 +196,7 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
         truth_label: "ground-truth F1".into(),
         y_label: "score".into(),
     };
-    let r = figures::judge_probe_bars(&bars, &fig_dir, "judge_probe")?;
+    let r = figures::write(&bars, &fig_dir, "judge_probe")?;
     b.push(figure("Judge probe: the judge scores the fabricated set like the truth; ground truth separates them.".into(), "judge_probe", r));
     debug_assert!(shipped.iter().any(|p| p.kind == ProbeKind::Correct));
 
@@ -218,14 +216,21 @@ fn joint_blocks(j: &Joint, fig_dir: &Path) -> Result<Vec<Block>> {
         2,
         format!("The 2×2 joint intervention ({})", j.tasks.join(", ")),
     )];
+    let cells = [
+        ("L0 × judge", j.spread.l0_judge),
+        ("L0 × ground truth", j.spread.l0_truth),
+        ("L2 × judge", j.spread.l2_judge),
+        ("L2 × ground truth", j.spread.l2_truth),
+    ];
+    let spread: Vec<String> = cells
+        .iter()
+        .map(|(c, v)| format!("{c} {}", f3(*v)))
+        .collect();
     b.push(Block::Paragraph(format!(
-        "L0 payloads identical for {} of {} player pairs. Spread over players (max − min): L0 × judge {}, L0 × ground truth {}, L2 × judge {}, L2 × ground truth {}.",
+        "L0 payloads identical for {} of {} player pairs. Spread over players (max − min): {}.",
         j.l0_identical,
         j.l0_pairs,
-        f3(j.spread.l0_judge),
-        f3(j.spread.l0_truth),
-        f3(j.spread.l2_judge),
-        f3(j.spread.l2_truth)
+        spread.join(", ")
     )));
     b.push(table(
         vec![
@@ -248,24 +253,13 @@ fn joint_blocks(j: &Joint, fig_dir: &Path) -> Result<Vec<Block>> {
             })
             .collect(),
     ));
-    let panel = JointPanelData {
-        title: format!("2×2 joint intervention on {}", j.tasks.join(", ")),
-        row_labels: ["harness L0".into(), "harness L2".into()],
-        col_labels: ["legacy judge / 100".into(), "ground-truth F1".into()],
-        note: "mean over seeds per player".into(),
-        models: j
-            .rows
-            .iter()
-            .map(|r| JointSeries {
-                label: r.player.clone(),
-                values: [
-                    [Some(r.l0_judge), Some(r.l0_truth)],
-                    [Some(r.l2_judge), Some(r.l2_truth)],
-                ],
-            })
-            .collect(),
-    };
-    let r = figures::joint_panel(&panel, fig_dir, "joint_2x2")?;
+    let panel = crate::plots::joint_panel(
+        j,
+        format!("2×2 joint intervention on {}", j.tasks.join(", ")),
+        "legacy judge / 100",
+        "mean over seeds per player",
+    );
+    let r = figures::write(&panel, fig_dir, "joint_2x2")?;
     b.push(figure(
         "The 2×2: only the L2 × ground-truth cell separates the players.".into(),
         "joint_2x2",
@@ -397,7 +391,7 @@ fn reliability_blocks(a: &ComtradeAudit, suite: &Suite, fig_dir: &Path) -> Resul
         y_label: "mean ground-truth F1".into(),
         note: Some("L0 ties every player; L2 separates them".into()),
     };
-    let r = figures::scaffolding_spectrum(&scaff, fig_dir, "scaffolding_spectrum")?;
+    let r = figures::write(&scaff, fig_dir, "scaffolding_spectrum")?;
     b.push(figure(
         "Scaffolding spectrum.".into(),
         "scaffolding_spectrum",
@@ -428,7 +422,7 @@ fn reliability_blocks(a: &ComtradeAudit, suite: &Suite, fig_dir: &Path) -> Resul
         alpha: 0.2,
         rows,
     };
-    let r = figures::reliability_spectrum(&spec, fig_dir, "reliability_spectrum")?;
+    let r = figures::write(&spec, fig_dir, "reliability_spectrum")?;
     b.push(figure(
         "Reliability spectrum at L2: box = IQR, whiskers = min–max, dot = mean, tick = CVaR@0.2."
             .into(),

@@ -50,6 +50,17 @@ pub enum Block {
     Figure(FigureBlock),
 }
 
+impl Block {
+    /// A table from (header, alignment) columns and its body rows.
+    pub fn table(columns: &[(&str, Align)], rows: Vec<Vec<String>>) -> Block {
+        Block::Table {
+            header: columns.iter().map(|(h, _)| (*h).to_string()).collect(),
+            align: columns.iter().map(|(_, a)| *a).collect(),
+            rows,
+        }
+    }
+}
+
 /// Renders blocks as GitHub-flavoured Markdown.
 ///
 /// Exists for report.md; figures link the SVG and the PNG next to the report.

@@ -22,25 +22,8 @@ pub enum Error {
     /// A figure could not be laid out or drawn.
     #[error("{0}")]
     Figure(String),
-    /// A file could not be read or written.
-    #[error("{context}")]
-    Io {
-        /// What was being done, naming the file.
-        context: String,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A value could not be written as JSON.
-    #[error("{context}")]
-    Json {
-        /// What was being serialised.
-        context: String,
-        /// The cause.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// Reading a run directory or writing a file through the run ledger failed.
+    /// A file could not be read or written (IO and JSON errors carry what was being done), or
+    /// a run directory could not be read.
     #[error(transparent)]
     Runs(#[from] benchaudit_runs::Error),
 }
@@ -50,14 +33,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Wraps an IO error with what was being done.
 pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
-    let context = context.into();
-    move |source| Error::Io { context, source }
+    let wrap = benchaudit_runs::Error::io(context);
+    move |source| Error::Runs(wrap(source))
 }
 
 /// Wraps a JSON error with what was being serialised.
 pub(crate) fn json(context: impl Into<String>) -> impl FnOnce(serde_json::Error) -> Error {
-    let context = context.into();
-    move |source| Error::Json { context, source }
+    let wrap = benchaudit_runs::Error::json(context);
+    move |source| Error::Runs(wrap(source))
 }
 
 /// Wraps a statistics error with the row or section it belongs to.

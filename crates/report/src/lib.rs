@@ -40,6 +40,11 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The README's Rust example, compiled and run as a doctest so it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 pub mod card;
 pub mod compute;
 pub mod doc;

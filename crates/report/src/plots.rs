@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use benchaudit_agents::Level;
+use benchaudit_audit::joint::Joint;
 
 use crate::error::Result;
 use crate::figures::{
-    DegradationData, DegradationPoint, DegradationSeries, ForestData, ForestRow, HeatmapData,
+    self, DegradationData, DegradationPoint, DegradationSeries, ForestData, ForestRow, HeatmapData,
     JointPanelData, JointSeries, ProbeBarsData, Rendered, ScaffoldingData, SpectrumData,
-    SpectrumRow, degradation_curve, forest_plot, joint_panel, judge_probe_bars,
-    reliability_spectrum, scaffolding_spectrum, task_heatmap,
+    SpectrumRow,
 };
 use crate::model::{CompareStats, FigureInfo, PairedRow, PooledStats, RunStats};
 
@@ -111,7 +111,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             &id,
             "spectrum",
             title,
-            reliability_spectrum(&data, &dir, &id)?,
+            figures::write(&data, &dir, &id)?,
         ));
 
         let tasks: Vec<String> = {
@@ -154,7 +154,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             &id,
             "heatmap",
             title,
-            task_heatmap(&data, &dir, &id)?,
+            figures::write(&data, &dir, &id)?,
         ));
 
         let contrast: Vec<_> = rows
@@ -177,7 +177,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
                 &id,
                 "probe",
                 title,
-                judge_probe_bars(&data, &dir, &id)?,
+                figures::write(&data, &dir, &id)?,
             ));
         }
     }
@@ -219,37 +219,23 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             "scaffolding",
             "scaffolding",
             title,
-            scaffolding_spectrum(&data, &dir, "scaffolding")?,
+            figures::write(&data, &dir, "scaffolding")?,
         ));
     }
 
     if let Some(j) = &stats.joint {
         let title = "Joint intervention: harness × scorer".to_string();
-        let data = JointPanelData {
-            title: title.clone(),
-            row_labels: ["harness L0".to_string(), "harness L2".to_string()],
-            col_labels: [
-                "judge total / 100".to_string(),
-                "ground-truth F1".to_string(),
-            ],
-            note: "mean over the (task, seed) episodes each policy has at both levels".to_string(),
-            models: j
-                .rows
-                .iter()
-                .map(|r| JointSeries {
-                    label: r.label.clone(),
-                    values: [
-                        [Some(r.l0_judge), Some(r.l0_truth)],
-                        [Some(r.l2_judge), Some(r.l2_truth)],
-                    ],
-                })
-                .collect(),
-        };
+        let data = joint_panel(
+            j,
+            title.clone(),
+            "judge total / 100",
+            "mean over the (task, seed) episodes each policy has at both levels",
+        );
         figs.push(written(
             "joint",
             "joint",
             title,
-            joint_panel(&data, &dir, "joint")?,
+            figures::write(&data, &dir, "joint")?,
         ));
     }
 
@@ -271,7 +257,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             "forest",
             "forest",
             title,
-            forest_plot(&data, &dir, "forest")?,
+            figures::write(&data, &dir, "forest")?,
         ));
     }
 
@@ -308,10 +294,31 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             "degradation",
             "degradation",
             title,
-            degradation_curve(&data, &dir, "degradation")?,
+            figures::write(&data, &dir, "degradation")?,
         ));
     }
     Ok(figs)
+}
+
+/// The 2×2 panel of a [`Joint`], one dot per row (the report's and the card's).
+pub fn joint_panel(j: &Joint, title: String, judge_label: &str, note: &str) -> JointPanelData {
+    JointPanelData {
+        title,
+        row_labels: ["harness L0".to_string(), "harness L2".to_string()],
+        col_labels: [judge_label.to_string(), "ground-truth F1".to_string()],
+        note: note.to_string(),
+        models: j
+            .rows
+            .iter()
+            .map(|r| JointSeries {
+                label: r.label.clone(),
+                values: [
+                    [Some(r.l0_judge), Some(r.l0_truth)],
+                    [Some(r.l2_judge), Some(r.l2_truth)],
+                ],
+            })
+            .collect(),
+    }
 }
 
 /// Forest rows: pooled rows first, then per-task rows when there are not too many to read.
@@ -373,6 +380,6 @@ pub fn compare_figures(stats: &CompareStats, out: &Path) -> Result<Vec<Written>>
         "forest",
         "forest",
         title,
-        forest_plot(&data, &dir, "forest")?,
+        figures::write(&data, &dir, "forest")?,
     )])
 }

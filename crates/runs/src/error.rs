@@ -39,14 +39,16 @@ pub enum Error {
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Wraps an IO error with what was being done.
-pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
-    let context = context.into();
-    move |source| Error::Io { context, source }
-}
+impl Error {
+    /// Wraps an IO error with what was being done (`.map_err(Error::io("writing X"))`).
+    pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
+        let context = context.into();
+        move |source| Error::Io { context, source }
+    }
 
-/// Wraps a JSON error with what was being serialised.
-pub(crate) fn json(context: impl Into<String>) -> impl FnOnce(serde_json::Error) -> Error {
-    let context = context.into();
-    move |source| Error::Json { context, source }
+    /// Wraps a JSON error with what was being serialised.
+    pub fn json(context: impl Into<String>) -> impl FnOnce(serde_json::Error) -> Error {
+        let context = context.into();
+        move |source| Error::Json { context, source }
+    }
 }

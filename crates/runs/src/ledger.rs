@@ -12,7 +12,7 @@ use benchaudit_agents::{EpisodeKey, EpisodeRecord, Transcript, sha256_hex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, Result, io, json};
+use crate::error::{Error, Result};
 
 /// Written once per run directory; a resume must present the same `config`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,7 +31,7 @@ impl Manifest {
     /// The manifest of a run of this tool (version, registry hash) with `config`.
     pub fn new(config: Value) -> Result<Manifest> {
         let registry = serde_json::to_string(benchaudit_comtrade::tasks())
-            .map_err(json("serialising the task registry"))?;
+            .map_err(Error::json("serialising the task registry"))?;
         Ok(Manifest {
             tool: "benchaudit".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -46,7 +46,7 @@ impl Manifest {
         let bytes = match fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(format!("reading {}", path.display()))(e)),
+            Err(e) => return Err(Error::io(format!("reading {}", path.display()))(e)),
         };
         serde_json::from_slice(&bytes).map(Some).map_err(|e| {
             Error::Invalid(format!(
@@ -80,10 +80,10 @@ pub fn read_records(path: &Path) -> Result<(Vec<EpisodeRecord>, Option<u64>)> {
     match File::open(path) {
         Ok(mut f) => {
             f.read_to_string(&mut text)
-                .map_err(io(format!("reading {}", path.display())))?;
+                .map_err(Error::io(format!("reading {}", path.display())))?;
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), None)),
-        Err(e) => return Err(io(format!("opening {}", path.display()))(e)),
+        Err(e) => return Err(Error::io(format!("opening {}", path.display()))(e)),
     }
     let mut records = Vec::new();
     let mut offset = 0u64;
@@ -118,13 +118,13 @@ impl Ledger {
     /// Opens (or creates) the run directory `dir` for writing under `manifest`.
     pub fn open(dir: &Path, manifest: &Manifest) -> Result<Ledger> {
         fs::create_dir_all(dir.join("transcripts"))
-            .map_err(io(format!("creating {}", dir.display())))?;
+            .map_err(Error::io(format!("creating {}", dir.display())))?;
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(dir.join(".lock"))
-            .map_err(io(format!("opening {}/.lock", dir.display())))?;
+            .map_err(Error::io(format!("opening {}/.lock", dir.display())))?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
@@ -133,7 +133,9 @@ impl Ledger {
                     dir.display()
                 )));
             }
-            Err(fs::TryLockError::Error(e)) => return Err(io("locking the run directory")(e)),
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Error::io("locking the run directory")(e));
+            }
         }
         match Manifest::read(dir)? {
             Some(old) if old.config != manifest.config => {
@@ -145,13 +147,13 @@ impl Ledger {
             Some(_) => {}
             None => {
                 let text = serde_json::to_string_pretty(manifest)
-                    .map_err(json("serialising the manifest"))?;
+                    .map_err(Error::json("serialising the manifest"))?;
                 write_atomic(&dir.join("manifest.json"), text.as_bytes())?;
             }
         }
         let path = dir.join("episodes.jsonl");
         let (existing, torn_at) = read_records(&path)?;
-        let opening = io(format!("opening {}", path.display()));
+        let opening = Error::io(format!("opening {}", path.display()));
         let mut episodes = OpenOptions::new()
             .create(true)
             .append(true)
@@ -161,7 +163,7 @@ impl Ledger {
         let mut discarded = 0;
         if let Some(at) = torn_at {
             let truncating = |e: io::Error| {
-                io(format!(
+                Error::io(format!(
                     "discarding the torn last line of {}",
                     path.display()
                 ))(e)
@@ -190,16 +192,18 @@ impl Ledger {
     /// Appends one record (one write, then sync) and its transcript.
     pub fn append(&mut self, record: &EpisodeRecord, transcript: &Transcript) -> Result<()> {
         let name = transcript_name(&record.key);
-        let text = serde_json::to_string(transcript).map_err(json("serialising a transcript"))?;
+        let text =
+            serde_json::to_string(transcript).map_err(Error::json("serialising a transcript"))?;
         write_atomic(&self.dir.join("transcripts").join(name), text.as_bytes())?;
-        let mut line = serde_json::to_string(record).map_err(json("serialising a record"))?;
+        let mut line =
+            serde_json::to_string(record).map_err(Error::json("serialising a record"))?;
         line.push('\n');
         self.episodes
             .write_all(line.as_bytes())
-            .map_err(io("appending to episodes.jsonl"))?;
+            .map_err(Error::io("appending to episodes.jsonl"))?;
         self.episodes
             .sync_data()
-            .map_err(io("syncing episodes.jsonl"))?;
+            .map_err(Error::io("syncing episodes.jsonl"))?;
         self.done.insert(record.key.clone());
         Ok(())
     }
@@ -233,8 +237,8 @@ pub fn transcript_name(key: &EpisodeKey) -> String {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(io(format!("writing into {}", dir.display())))?;
-    let writing = || io(format!("writing {}", path.display()));
+        .map_err(Error::io(format!("writing into {}", dir.display())))?;
+    let writing = || Error::io(format!("writing {}", path.display()));
     tmp.write_all(bytes).map_err(writing())?;
     tmp.as_file().sync_all().map_err(writing())?;
     tmp.persist(path).map_err(|e| writing()(e.error))?;

@@ -1,3 +1,4 @@
+// Over 600 lines: the step protocol and the unit tests that pin it (368 lines of code) read together.
 //! The agent–environment boundary: schedule, policy, quota and trace tied together.
 
 use serde::{Deserialize, Serialize};

@@ -1,20 +1,19 @@
 //! Grouped bar figures: the judge probe (judge vs ground truth per submission kind) and the
 //! scaffolding spectrum (one bar per scaffolding level per model).
 
-use std::path::Path;
-
 use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::style::{self, AXIS_LINE, GRID, JUDGE, TRUTH, anchored, num, series_color};
-use super::{DrawResult, Figure, Rendered, check_finite, write_figure};
+use super::style::{self, JUDGE, TRUTH, anchored, num, series_color};
+use super::{DrawResult, Figure, check_finite};
 
 /// Judge vs ground truth for each forged submission kind (or each policy of a run).
 ///
-/// Exists as the plain input of [`judge_probe_bars`]; `judge[i]` and `truth[i]` belong to
-/// `kinds[i]`, both on the same 0–1 scale (judge total / 100).
+/// Exists to make the two scorer artifacts visible at a glance: a floored empty submission
+/// and a fabricated one the judge cannot tell from the correct one. `judge[i]` and `truth[i]`
+/// belong to `kinds[i]`, both on the same 0–1 scale (judge total / 100).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeBarsData {
     /// Title.
@@ -33,45 +32,54 @@ pub struct ProbeBarsData {
     pub y_label: String,
 }
 
-/// Writes judge-vs-ground-truth bars to `dir/name.svg` and `dir/name.png`.
-///
-/// Exists to make the two scorer artifacts visible at a glance: a floored empty submission
-/// and a fabricated one the judge cannot tell from the correct one.
-///
-/// # Errors
-/// Mismatched lengths, no kinds, non-finite values, or an IO / drawing failure.
-pub fn judge_probe_bars(data: &ProbeBarsData, dir: &Path, name: &str) -> crate::Result<Rendered> {
-    if data.judge.len() != data.kinds.len() || data.truth.len() != data.kinds.len() {
-        bail!(
-            "judge probe: {} kinds, {} judge values, {} ground-truth values",
-            data.kinds.len(),
-            data.judge.len(),
-            data.truth.len()
-        );
+impl ProbeBarsData {
+    fn bars(&self) -> GroupedBars {
+        GroupedBars {
+            title: self.title.clone(),
+            note: None,
+            groups: self.kinds.clone(),
+            series: vec![
+                (self.judge_label.clone(), JUDGE),
+                (self.truth_label.clone(), TRUTH),
+            ],
+            values: self
+                .judge
+                .iter()
+                .zip(&self.truth)
+                .map(|(j, t)| vec![Some(*j), Some(*t)])
+                .collect(),
+            y_label: self.y_label.clone(),
+        }
     }
-    let bars = GroupedBars {
-        title: data.title.clone(),
-        note: None,
-        groups: data.kinds.clone(),
-        series: vec![
-            (data.judge_label.clone(), JUDGE),
-            (data.truth_label.clone(), TRUTH),
-        ],
-        values: data
-            .judge
-            .iter()
-            .zip(&data.truth)
-            .map(|(j, t)| vec![Some(*j), Some(*t)])
-            .collect(),
-        y_label: data.y_label.clone(),
-    };
-    write_figure(&bars, dir, name)
+}
+
+impl Figure for ProbeBarsData {
+    fn validate(&self) -> crate::Result<()> {
+        if self.judge.len() != self.kinds.len() || self.truth.len() != self.kinds.len() {
+            bail!(
+                "judge probe: {} kinds, {} judge values, {} ground-truth values",
+                self.kinds.len(),
+                self.judge.len(),
+                self.truth.len()
+            );
+        }
+        self.bars().validate()
+    }
+
+    fn size(&self) -> crate::Result<(u32, u32)> {
+        self.bars().size()
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        self.bars().draw(root)
+    }
 }
 
 /// Mean score per model at each scaffolding level (`None` = not run at that level).
 ///
-/// Exists as the plain input of [`scaffolding_spectrum`]; `values[m][l]` is model `m` at
-/// `levels[l]`.
+/// Exists because a number quoted without its scaffolding level is not interpretable: the
+/// same models side by side at each level show where differences appear and vanish.
+/// `values[m][l]` is model `m` at `levels[l]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScaffoldingData {
     /// Title.
@@ -88,32 +96,36 @@ pub struct ScaffoldingData {
     pub note: Option<String>,
 }
 
-/// Writes the scaffolding spectrum to `dir/name.svg` and `dir/name.png`.
-///
-/// Exists because a number quoted without its scaffolding level is not interpretable: the
-/// same models side by side at each level show where differences appear and vanish.
-///
-/// # Errors
-/// Ragged values, no models or levels, non-finite values, or an IO / drawing failure.
-pub fn scaffolding_spectrum(
-    data: &ScaffoldingData,
-    dir: &Path,
-    name: &str,
-) -> crate::Result<Rendered> {
-    let bars = GroupedBars {
-        title: data.title.clone(),
-        note: data.note.clone(),
-        groups: data.models.clone(),
-        series: data
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (l.clone(), series_color(i)))
-            .collect(),
-        values: data.values.clone(),
-        y_label: data.y_label.clone(),
-    };
-    write_figure(&bars, dir, name)
+impl ScaffoldingData {
+    fn bars(&self) -> GroupedBars {
+        GroupedBars {
+            title: self.title.clone(),
+            note: self.note.clone(),
+            groups: self.models.clone(),
+            series: self
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l.clone(), series_color(i)))
+                .collect(),
+            values: self.values.clone(),
+            y_label: self.y_label.clone(),
+        }
+    }
+}
+
+impl Figure for ScaffoldingData {
+    fn validate(&self) -> crate::Result<()> {
+        self.bars().validate()
+    }
+
+    fn size(&self) -> crate::Result<(u32, u32)> {
+        self.bars().size()
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        self.bars().draw(root)
+    }
 }
 
 /// Groups of bars, one bar per series in each group.
@@ -168,35 +180,15 @@ impl Figure for GroupedBars {
 
     fn size(&self) -> crate::Result<(u32, u32)> {
         let plot = self.group_width()? * self.groups.len() as u32;
-        let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
-        let note = match &self.note {
-            Some(n) => style::text_size(n, style::SUBTITLE)?.0 + 40,
-            None => 0,
-        };
-        Ok((
-            (LEFT_AXIS + plot + 40).max(title).max(note).max(640),
-            HEIGHT,
-        ))
+        let head = style::head_width(&self.title, self.note.as_deref())?;
+        Ok(((LEFT_AXIS + plot + 40).max(head).max(640), HEIGHT))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        root.fill(&WHITE)?;
+        style::head(root, &self.title, self.note.as_deref())?;
         let (width, _) = root.dim_in_pixel();
         let cx = width as i32 / 2;
-        root.draw(&Text::new(
-            self.title.clone(),
-            (cx, 22),
-            anchored(style::bold(style::TITLE), HPos::Center, VPos::Center),
-        ))?;
-        let mut legend_y = 58;
-        if let Some(note) = &self.note {
-            root.draw(&Text::new(
-                note.clone(),
-                (cx, 52),
-                anchored(style::text(style::SUBTITLE), HPos::Center, VPos::Center),
-            ))?;
-            legend_y = 84;
-        }
+        let legend_y = if self.note.is_some() { 84 } else { 58 };
         // Legend: swatch + name per series, centred.
         let widths: Vec<i32> = self
             .series
@@ -228,19 +220,17 @@ impl Figure for GroupedBars {
             .x_label_area_size(44)
             .y_label_area_size(LEFT_AXIS - 20)
             .build_cartesian_2d(0.0..n as f64, y0..y1)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(11)
-            .y_label_formatter(&|y| format!("{y:.1}"))
-            .y_desc(self.y_label.clone())
-            .label_style(style::text(style::LABEL))
-            .axis_desc_style(style::text(style::AXIS))
-            .bold_line_style(GRID)
-            .light_line_style(WHITE)
-            .axis_style(AXIS_LINE)
-            .draw()?;
+        style::house_mesh(
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(0)
+                .y_labels(11)
+                .y_label_formatter(&|y| format!("{y:.1}"))
+                .y_desc(self.y_label.clone()),
+            style::AXIS,
+        )
+        .draw()?;
         let s = self.series.len() as f64;
         let pad = 0.12;
         let bw = (1.0 - 2.0 * pad) / s;
@@ -301,7 +291,7 @@ mod tests {
             y_label: "score".into(),
         };
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        assert!(judge_probe_bars(&data, dir.path(), "p").is_err());
+        assert!(super::super::write(&data, dir.path(), "p").is_err());
     }
 
     #[test]

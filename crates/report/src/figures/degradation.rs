@@ -1,15 +1,12 @@
 //! The degradation curve: adversity dose → mean score with its confidence band, and every
 //! seed as a dot, one colour per series (model or policy).
 
-use std::path::Path;
-
 use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, VPos};
 
-use super::style::{self, AXIS_LINE, GRID, anchored, series_color};
-use super::{DrawResult, Figure, Rendered, check_finite, write_figure};
+use super::style::{self, AXIS_LINE, series_color};
+use super::{DrawResult, Figure, check_finite};
 
 /// One dose of a curve: the mean and its interval.
 ///
@@ -41,7 +38,7 @@ pub struct DegradationSeries {
 
 /// A degradation figure: one or more series over a common dose axis.
 ///
-/// Exists as the plain input of [`degradation_curve`].
+/// Exists to show how the mean and, more tellingly, the worst seeds move as adversity rises.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DegradationData {
     /// Title.
@@ -54,20 +51,6 @@ pub struct DegradationData {
     pub note: String,
     /// Series.
     pub series: Vec<DegradationSeries>,
-}
-
-/// Writes the degradation curve to `dir/name.svg` and `dir/name.png`.
-///
-/// Exists to show how the mean and, more tellingly, the worst seeds move as adversity rises.
-///
-/// # Errors
-/// No series or points, non-finite values, or an IO / drawing failure.
-pub fn degradation_curve(
-    data: &DegradationData,
-    dir: &Path,
-    name: &str,
-) -> crate::Result<Rendered> {
-    write_figure(data, dir, name)
 }
 
 const WIDTH: u32 = 1000;
@@ -98,25 +81,14 @@ impl Figure for DegradationData {
     }
 
     fn size(&self) -> crate::Result<(u32, u32)> {
-        let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
-        let note = style::text_size(&self.note, style::SUBTITLE)?.0 + 40;
-        Ok((WIDTH.max(title).max(note), HEIGHT))
+        Ok((
+            WIDTH.max(style::head_width(&self.title, Some(&self.note))?),
+            HEIGHT,
+        ))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        root.fill(&WHITE)?;
-        let (width, _) = root.dim_in_pixel();
-        let cx = width as i32 / 2;
-        root.draw(&Text::new(
-            self.title.clone(),
-            (cx, 22),
-            anchored(style::bold(style::TITLE), HPos::Center, VPos::Center),
-        ))?;
-        root.draw(&Text::new(
-            self.note.clone(),
-            (cx, 52),
-            anchored(style::text(style::SUBTITLE), HPos::Center, VPos::Center),
-        ))?;
+        style::head(root, &self.title, Some(&self.note))?;
         let doses = self
             .series
             .iter()
@@ -139,20 +111,18 @@ impl Figure for DegradationData {
             .x_label_area_size(56)
             .y_label_area_size(72)
             .build_cartesian_2d(d_lo..d_hi, y_lo..y_hi)?;
-        chart
-            .configure_mesh()
-            .x_labels(10)
-            .y_labels(11)
-            .x_label_formatter(&|x| format!("{x:.2}"))
-            .y_label_formatter(&|y| format!("{y:.1}"))
-            .x_desc(self.x_label.clone())
-            .y_desc(self.y_label.clone())
-            .label_style(style::text(style::LABEL))
-            .axis_desc_style(style::text(style::AXIS))
-            .bold_line_style(GRID)
-            .light_line_style(WHITE)
-            .axis_style(AXIS_LINE)
-            .draw()?;
+        style::house_mesh(
+            chart
+                .configure_mesh()
+                .x_labels(10)
+                .y_labels(11)
+                .x_label_formatter(&|x| format!("{x:.2}"))
+                .y_label_formatter(&|y| format!("{y:.1}"))
+                .x_desc(self.x_label.clone())
+                .y_desc(self.y_label.clone()),
+            style::AXIS,
+        )
+        .draw()?;
         let count = self.series.len() as f64;
         let jitter = 0.012 * (d_hi - d_lo);
         for (k, s) in self.series.iter().enumerate() {

@@ -2,15 +2,13 @@
 //! its confidence interval, a filled marker when the interval excludes 0 and a hollow one
 //! when it does not, and the numbers in a column on the right.
 
-use std::path::Path;
-
 use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::style::{self, ACCENT, AXIS_LINE, GRID, INK, anchored, num};
-use super::{DrawResult, Figure, Rendered, check_finite, write_figure};
+use super::style::{self, ACCENT, AXIS_LINE, INK, anchored, num};
+use super::{DrawResult, Figure, check_finite};
 
 /// One comparison: its estimate and interval.
 ///
@@ -27,6 +25,10 @@ pub struct ForestRow {
     pub hi: f64,
 }
 
+const ROW: u32 = 36;
+const TOP: u32 = 120;
+const BOTTOM: u32 = 64;
+
 impl ForestRow {
     /// Whether the interval lies strictly on one side of zero.
     ///
@@ -39,7 +41,8 @@ impl ForestRow {
 
 /// A forest plot: rows drawn top to bottom in the given order.
 ///
-/// Exists as the plain input of [`forest_plot`].
+/// Exists so a family of paired comparisons reads at a glance: which effects are
+/// distinguishable from zero, in which direction, and how uncertain.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForestData {
     /// Title.
@@ -51,21 +54,6 @@ pub struct ForestData {
     /// Rows.
     pub rows: Vec<ForestRow>,
 }
-
-/// Writes the forest plot to `dir/name.svg` and `dir/name.png`.
-///
-/// Exists so a family of paired comparisons reads at a glance: which effects are
-/// distinguishable from zero, in which direction, and how uncertain.
-///
-/// # Errors
-/// No rows, non-finite values, `lo > hi`, or an IO / drawing failure.
-pub fn forest_plot(data: &ForestData, dir: &Path, name: &str) -> crate::Result<Rendered> {
-    write_figure(data, dir, name)
-}
-
-const ROW: u32 = 36;
-const TOP: u32 = 120;
-const BOTTOM: u32 = 64;
 
 impl ForestData {
     fn label_width(&self) -> crate::Result<u32> {
@@ -97,30 +85,17 @@ impl Figure for ForestData {
     }
 
     fn size(&self) -> crate::Result<(u32, u32)> {
-        let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
-        let note = style::text_size(&self.note, style::SUBTITLE)?.0 + 40;
         let width = (self.label_width()? + self.number_width()? + 560)
-            .max(title)
-            .max(note)
+            .max(style::head_width(&self.title, Some(&self.note))?)
             .max(1000);
         Ok((width, TOP + BOTTOM + ROW * self.rows.len() as u32 + 12))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        root.fill(&WHITE)?;
+        style::head(root, &self.title, Some(&self.note))?;
         let (width, _) = root.dim_in_pixel();
         let cx = width as i32 / 2;
         let n = self.rows.len();
-        root.draw(&Text::new(
-            self.title.clone(),
-            (cx, 22),
-            anchored(style::bold(style::TITLE), HPos::Center, VPos::Center),
-        ))?;
-        root.draw(&Text::new(
-            self.note.clone(),
-            (cx, 52),
-            anchored(style::text(style::SUBTITLE), HPos::Center, VPos::Center),
-        ))?;
         // Legend: filled vs hollow marker.
         let filled = "CI excludes 0";
         let hollow = "CI includes 0";
@@ -162,24 +137,19 @@ impl Figure for ForestData {
             .y_label_area_size(label_width)
             .margin_right(number_width)
             .build_cartesian_2d(lo..hi, -0.5..n as f64 - 0.5)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
+        let tick = |x: &f64| {
+            num(*x)
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_y_mesh()
             .x_labels(9)
             .y_labels(0)
-            .x_label_formatter(&|x| {
-                num(*x)
-                    .trim_end_matches('0')
-                    .trim_end_matches('.')
-                    .to_string()
-            })
-            .x_desc(self.x_label.clone())
-            .label_style(style::text(style::LABEL))
-            .axis_desc_style(style::text(style::AXIS))
-            .bold_line_style(GRID)
-            .light_line_style(WHITE)
-            .axis_style(AXIS_LINE)
-            .draw()?;
+            .x_label_formatter(&tick)
+            .x_desc(self.x_label.clone());
+        style::house_mesh(&mut mesh, style::AXIS).draw()?;
         chart.draw_series([PathElement::new(
             vec![(0.0, -0.5), (0.0, n as f64 - 0.5)],
             AXIS_LINE.stroke_width(2),

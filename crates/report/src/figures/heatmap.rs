@@ -1,19 +1,18 @@
 //! The per-task heatmap: rows (models or policies) × columns (tasks), each cell coloured by
 //! its value and labelled with it, so a reader sees which task breaks which model.
 
-use std::path::Path;
-
 use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::style::{self, AXIS_LINE, INK, anchored, ink_on, num, sequential};
-use super::{DrawResult, Figure, Rendered, check_finite, write_figure};
+use super::{DrawResult, Figure, check_finite};
 
 /// A rows × columns grid of values (`None` = not run), with a colour scale.
 ///
-/// Exists as the plain input of [`task_heatmap`]; `values[r][c]` is row `r`, column `c`.
+/// Exists because a pooled mean hides which task breaks a model; the grid shows it.
+/// Input of [`write`](super::write); `values[r][c]` is row `r`, column `c`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeatmapData {
     /// Title.
@@ -28,16 +27,6 @@ pub struct HeatmapData {
     pub value_label: String,
     /// Ends of the colour scale (values outside are clamped to the end colours).
     pub range: (f64, f64),
-}
-
-/// Writes the heatmap to `dir/name.svg` and `dir/name.png`.
-///
-/// Exists because a pooled mean hides which task breaks a model; the grid shows it.
-///
-/// # Errors
-/// Empty or ragged grids, non-finite values, or an IO / drawing failure.
-pub fn task_heatmap(data: &HeatmapData, dir: &Path, name: &str) -> crate::Result<Rendered> {
-    write_figure(data, dir, name)
 }
 
 const CELL_HEIGHT: u32 = 38;

@@ -1,15 +1,13 @@
 //! The joint intervention as a 2×2 panel (paper Figure A6): rows are the harness (L0, L2),
 //! columns the scorer (judge, ground truth); each panel plots every model on the same axis.
 
-use std::path::Path;
-
 use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::style::{self, AXIS_LINE, GRID, INK, anchored, num, series_color};
-use super::{DrawResult, Figure, Rendered, check_finite, write_figure};
+use super::style::{self, INK, anchored, num, series_color};
+use super::{DrawResult, Figure, check_finite};
 
 /// One model's four cell values: `values[row][column]` (`None` = not run).
 ///
@@ -24,7 +22,8 @@ pub struct JointSeries {
 
 /// The 2×2 panel: row and column names and the models.
 ///
-/// Exists as the plain input of [`joint_panel`].
+/// Exists to show the masking argument as a measurement: models collapse to one value in the
+/// scaffolded row and separate only when both harness and scorer are repaired.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JointPanelData {
     /// Title.
@@ -37,17 +36,6 @@ pub struct JointPanelData {
     pub note: String,
     /// Models, drawn top to bottom in this order in every panel.
     pub models: Vec<JointSeries>,
-}
-
-/// Writes the 2×2 panel to `dir/name.svg` and `dir/name.png`.
-///
-/// Exists to show the masking argument as a measurement: models collapse to one value in the
-/// scaffolded row and separate only when both harness and scorer are repaired.
-///
-/// # Errors
-/// No models, non-finite values, or an IO / drawing failure.
-pub fn joint_panel(data: &JointPanelData, dir: &Path, name: &str) -> crate::Result<Rendered> {
-    write_figure(data, dir, name)
 }
 
 const ROW: u32 = 30;
@@ -81,25 +69,12 @@ impl Figure for JointPanelData {
 
     fn size(&self) -> crate::Result<(u32, u32)> {
         let (pw, ph) = self.panel_size()?;
-        let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
-        let note = style::text_size(&self.note, style::SUBTITLE)?.0 + 40;
-        Ok(((2 * pw + 24).max(title).max(note), TOP + 2 * ph + 12))
+        let head = style::head_width(&self.title, Some(&self.note))?;
+        Ok(((2 * pw + 24).max(head), TOP + 2 * ph + 12))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        root.fill(&WHITE)?;
-        let (width, _) = root.dim_in_pixel();
-        let cx = width as i32 / 2;
-        root.draw(&Text::new(
-            self.title.clone(),
-            (cx, 22),
-            anchored(style::bold(style::TITLE), HPos::Center, VPos::Center),
-        ))?;
-        root.draw(&Text::new(
-            self.note.clone(),
-            (cx, 52),
-            anchored(style::text(style::SUBTITLE), HPos::Center, VPos::Center),
-        ))?;
+        style::head(root, &self.title, Some(&self.note))?;
         let body = root.margin(TOP, 12, 12, 12);
         let panels = body.split_evenly((2, 2));
         let label_width = self.label_width().unwrap_or(160);
@@ -118,19 +93,17 @@ impl Figure for JointPanelData {
                 .x_label_area_size(48)
                 .y_label_area_size(label_width)
                 .build_cartesian_2d(x0..x1, -0.6..n as f64 - 0.4)?;
-            chart
-                .configure_mesh()
-                .disable_y_mesh()
-                .x_labels(6)
-                .y_labels(0)
-                .x_label_formatter(&|x| format!("{x:.1}"))
-                .x_desc(self.col_labels[col].clone())
-                .label_style(style::text(style::LABEL))
-                .axis_desc_style(style::text(style::LABEL))
-                .bold_line_style(GRID)
-                .light_line_style(WHITE)
-                .axis_style(AXIS_LINE)
-                .draw()?;
+            style::house_mesh(
+                chart
+                    .configure_mesh()
+                    .disable_y_mesh()
+                    .x_labels(6)
+                    .y_labels(0)
+                    .x_label_formatter(&|x| format!("{x:.1}"))
+                    .x_desc(self.col_labels[col].clone()),
+                style::LABEL,
+            )
+            .draw()?;
             for (i, m) in self.models.iter().enumerate() {
                 let y = (n - 1 - i) as f64;
                 let (lx, ly) = chart.backend_coord(&(x0, y));

@@ -3,18 +3,18 @@
 //! Why a module of its own: `benchaudit report`, `benchaudit audit` and anything else that
 //! shows results draw the same seven figure kinds, and a figure must never compute a number
 //! itself — callers pass the values they also write to JSON, so every plotted number is
-//! traceable. Each kind is one data struct and one function that writes `NAME.svg` and
-//! `NAME.png` into a directory and returns the SVG text for inlining:
+//! traceable. Each kind is one data struct implementing [`Figure`]; [`write`] validates it,
+//! sizes it, draws it into `NAME.svg` and `NAME.png` and returns the SVG text for inlining:
 //!
-//! | function | figure |
+//! | data | figure |
 //! |---|---|
-//! | [`reliability_spectrum`] | box = IQR, whiskers = min–max, dot = mean, tick = CVaR@α, rows sorted by mean |
-//! | [`task_heatmap`] | per-task mean per model / policy |
-//! | [`joint_panel`] | harness {L0, L2} × scorer {judge, ground truth}, one dot per model |
-//! | [`judge_probe_bars`] | judge vs ground truth per forged submission kind (or per policy) |
-//! | [`scaffolding_spectrum`] | mean score per model at L0 / L1 / L2 (n/a where not run) |
-//! | [`forest_plot`] | Δ with CI per row; filled marker when the CI excludes 0 |
-//! | [`degradation_curve`] | dose → mean with CI band and per-seed dots |
+//! | [`SpectrumData`] | box = IQR, whiskers = min–max, dot = mean, tick = CVaR@α, rows sorted by mean |
+//! | [`HeatmapData`] | per-task mean per model / policy |
+//! | [`JointPanelData`] | harness {L0, L2} × scorer {judge, ground truth}, one dot per model |
+//! | [`ProbeBarsData`] | judge vs ground truth per forged submission kind (or per policy) |
+//! | [`ScaffoldingData`] | mean score per model at L0 / L1 / L2 (n/a where not run) |
+//! | [`ForestData`] | Δ with CI per row; filled marker when the CI excludes 0 |
+//! | [`DegradationData`] | dose → mean with CI band and per-seed dots |
 //!
 //! Text is laid out and rasterised from DejaVu Sans compiled into the binary (no system fonts
 //! are read). The PNG carries the glyphs; the SVG carries the same layout as `<text>` elements
@@ -35,12 +35,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-pub use bars::{ProbeBarsData, ScaffoldingData, judge_probe_bars, scaffolding_spectrum};
-pub use degradation::{DegradationData, DegradationPoint, DegradationSeries, degradation_curve};
-pub use forest::{ForestData, ForestRow, forest_plot};
-pub use heatmap::{HeatmapData, task_heatmap};
-pub use joint::{JointPanelData, JointSeries, joint_panel};
-pub use spectrum::{SpectrumData, SpectrumRow, reliability_spectrum};
+pub use bars::{ProbeBarsData, ScaffoldingData};
+pub use degradation::{DegradationData, DegradationPoint, DegradationSeries};
+pub use forest::{ForestData, ForestRow};
+pub use heatmap::HeatmapData;
+pub use joint::{JointPanelData, JointSeries};
+pub use spectrum::{SpectrumData, SpectrumRow};
 pub use style::num;
 
 use crate::error::{Error, Result, io};
@@ -57,8 +57,7 @@ pub(crate) use bail;
 pub const SVG_FONT_STACK: &str = "DejaVu Sans, Bitstream Vera Sans, Verdana, sans-serif";
 
 /// Result of drawing onto a plotters backend `DB`.
-pub(crate) type DrawResult<DB> =
-    Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+pub type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 /// A figure written to disk: where, how big, and the SVG text (for inlining into HTML).
 ///
@@ -81,7 +80,7 @@ pub struct Rendered {
 /// One figure kind: its pixel size and how to draw it on any plotters backend.
 ///
 /// Exists so the SVG and the PNG are drawn by the same code from the same data.
-pub(crate) trait Figure {
+pub trait Figure {
     /// Rejects data that cannot be drawn (non-finite values, empty rows, mismatched lengths).
     fn validate(&self) -> Result<()>;
     /// Pixel size; may depend on the data (rows, label widths).
@@ -116,7 +115,11 @@ pub fn ensure_fonts() -> Result<()> {
 }
 
 /// Validates, sizes and draws `figure` into `dir/name.svg` and `dir/name.png`.
-pub(crate) fn write_figure<F: Figure>(figure: &F, dir: &Path, name: &str) -> Result<Rendered> {
+///
+/// # Errors
+/// Data the figure cannot draw (see each kind's `validate`), a size out of range, or an IO /
+/// drawing failure.
+pub fn write<F: Figure>(figure: &F, dir: &Path, name: &str) -> Result<Rendered> {
     let named = |what: &str| {
         let what = what.to_string();
         move |e: Error| match e {
@@ -338,13 +341,13 @@ mod render_tests {
             ],
         };
         vec![
-            reliability_spectrum(&spectrum, dir, "spectrum").unwrap(),
-            task_heatmap(&heat, dir, "heatmap").unwrap(),
-            judge_probe_bars(&probe, dir, "probe").unwrap(),
-            scaffolding_spectrum(&scaffold, dir, "scaffolding").unwrap(),
-            forest_plot(&forest, dir, "forest").unwrap(),
-            degradation_curve(&degradation, dir, "degradation").unwrap(),
-            joint_panel(&joint, dir, "joint").unwrap(),
+            write(&spectrum, dir, "spectrum").unwrap(),
+            write(&heat, dir, "heatmap").unwrap(),
+            write(&probe, dir, "probe").unwrap(),
+            write(&scaffold, dir, "scaffolding").unwrap(),
+            write(&forest, dir, "forest").unwrap(),
+            write(&degradation, dir, "degradation").unwrap(),
+            write(&joint, dir, "joint").unwrap(),
         ]
     }
 

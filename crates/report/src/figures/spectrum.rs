@@ -2,15 +2,13 @@
 //! box = interquartile range, whiskers = min–max (drawn here, not plotters' 1.5·IQR
 //! `Boxplot`), dot = mean, tick = CVaR@α, and the mean as a number column.
 
-use std::path::Path;
-
 use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::style::{self, ACCENT, AXIS_LINE, GRID, INK, anchored, num};
-use super::{DrawResult, Figure, Rendered, check_finite, write_figure};
+use super::style::{self, ACCENT, INK, anchored, num};
+use super::{DrawResult, Figure, check_finite};
 
 /// One row of the spectrum: the five-number summary plus mean and CVaR of one set of runs.
 ///
@@ -40,7 +38,8 @@ pub struct SpectrumRow {
 
 /// A reliability spectrum: title, axis label, α and the rows (any order; drawn by mean).
 ///
-/// Exists as the plain input of [`reliability_spectrum`].
+/// Exists because the mean alone hides the floor: the spectrum shows where each model's
+/// worst runs fall and how the mean ranking reorders under the worst case.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpectrumData {
     /// Title.
@@ -51,21 +50,6 @@ pub struct SpectrumData {
     pub alpha: f64,
     /// Rows.
     pub rows: Vec<SpectrumRow>,
-}
-
-/// Writes the reliability spectrum to `dir/name.svg` and `dir/name.png`.
-///
-/// Exists because the mean alone hides the floor: the spectrum shows where each model's
-/// worst runs fall and how the mean ranking reorders under the worst case.
-///
-/// # Errors
-/// No rows, non-finite values, or an IO / drawing failure.
-pub fn reliability_spectrum(
-    data: &SpectrumData,
-    dir: &Path,
-    name: &str,
-) -> crate::Result<Rendered> {
-    write_figure(data, dir, name)
 }
 
 const WIDTH: u32 = 1100;
@@ -122,16 +106,11 @@ impl Figure for SpectrumData {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        root.fill(&WHITE)?;
+        style::head(root, &self.title, None)?;
         let (width, _) = root.dim_in_pixel();
         let rows = self.sorted();
         let n = rows.len();
         let label_width = self.label_width().unwrap_or(200);
-        root.draw(&Text::new(
-            self.title.clone(),
-            (width as i32 / 2, 22),
-            anchored(style::bold(style::TITLE), HPos::Center, VPos::Center),
-        ))?;
         draw_legend(root, self.alpha, width as i32 / 2, 62)?;
 
         let area = root.margin(TOP, 12, 12, 12);
@@ -142,19 +121,17 @@ impl Figure for SpectrumData {
             .y_label_area_size(label_width)
             .margin_right(NUMBER_COLUMN)
             .build_cartesian_2d(x0..x1, -0.5..n as f64 - 0.5)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_labels(11)
-            .y_labels(0)
-            .x_label_formatter(&|x| format!("{x:.1}"))
-            .x_desc(self.x_label.clone())
-            .label_style(style::text(style::LABEL))
-            .axis_desc_style(style::text(style::AXIS))
-            .bold_line_style(GRID)
-            .light_line_style(WHITE)
-            .axis_style(AXIS_LINE)
-            .draw()?;
+        style::house_mesh(
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_labels(11)
+                .y_labels(0)
+                .x_label_formatter(&|x| format!("{x:.1}"))
+                .x_desc(self.x_label.clone()),
+            style::AXIS,
+        )
+        .draw()?;
 
         let box_fill = RGBColor(198, 219, 239);
         let box_edge = RGBColor(33, 102, 172);

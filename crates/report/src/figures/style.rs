@@ -4,9 +4,14 @@
 //! Exists so the seven figure kinds read as one family and so layout arithmetic (label
 //! widths, axis ranges, number formats) is written once.
 
+use plotters::chart::MeshStyle;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontDesc, FontStyle};
+
+use super::DrawResult;
 
 /// Font family every text uses (registered from the embedded DejaVu Sans).
 pub const FONT: &str = "sans-serif";
@@ -68,6 +73,56 @@ pub fn bold(size: f64) -> TextStyle<'static> {
 /// `style` anchored at (h, v).
 pub fn anchored(style: TextStyle<'_>, h: HPos, v: VPos) -> TextStyle<'_> {
     style.pos(Pos::new(h, v))
+}
+
+/// Fills `root` white and draws the title (and the caption line under it, if any), centred:
+/// every figure's head.
+pub fn head<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    note: Option<&str>,
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let cx = root.dim_in_pixel().0 as i32 / 2;
+    root.draw(&Text::new(
+        title.to_string(),
+        (cx, 22),
+        anchored(bold(TITLE), HPos::Center, VPos::Center),
+    ))?;
+    if let Some(note) = note {
+        root.draw(&Text::new(
+            note.to_string(),
+            (cx, 52),
+            anchored(text(SUBTITLE), HPos::Center, VPos::Center),
+        ))?;
+    }
+    Ok(())
+}
+
+/// The width a figure's head needs: its title and caption line with 20 pixels either side.
+pub fn head_width(title: &str, note: Option<&str>) -> crate::Result<u32> {
+    let note = match note {
+        Some(n) => text_size(n, SUBTITLE)?.0 + 40,
+        None => 0,
+    };
+    Ok((text_size(title, TITLE)?.0 + 40).max(note))
+}
+
+/// The house style of a chart's mesh: label and axis-description fonts, light grid, dark axes.
+pub fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    axis_desc: f64,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.label_style(text(LABEL))
+        .axis_desc_style(text(axis_desc))
+        .bold_line_style(GRID)
+        .light_line_style(WHITE)
+        .axis_style(AXIS_LINE)
 }
 
 /// Width and height in pixels of `s` in the figure font at `size`.

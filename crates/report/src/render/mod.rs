@@ -30,6 +30,14 @@ pub struct Drawn<'a> {
     pub rendered: &'a Rendered,
 }
 
+/// The blocks of the figures whose file name contains `marker`.
+fn figures_with<'a>(figures: &'a [Drawn<'_>], marker: &'a str) -> impl Iterator<Item = Block> + 'a {
+    figures
+        .iter()
+        .filter(move |f| f.svg.contains(marker))
+        .map(figure_block)
+}
+
 fn figure_block(d: &Drawn<'_>) -> Block {
     Block::Figure(FigureBlock {
         caption: d.caption.to_string(),
@@ -106,6 +114,24 @@ fn summary_header(s: &Settings, leading: &[&str]) -> (Vec<String>, Vec<Align>) {
         align.push(Align::Right);
     }
     (header, align)
+}
+
+/// A table of summaries: the leading cells of each row, then n, mean, CI, worst, CVaR,
+/// Reliability@τ and the gap.
+fn summary_table<'a>(
+    s: &Settings,
+    leading: &[&str],
+    rows: impl Iterator<Item = (Vec<String>, &'a Summary, f64)>,
+) -> Block {
+    let (header, align) = summary_header(s, leading);
+    let row = |(leading, summary, gap): (Vec<String>, &Summary, f64)| {
+        [leading, summary_cells(summary, gap)].concat()
+    };
+    Block::Table {
+        header,
+        align,
+        rows: rows.map(row).collect(),
+    }
 }
 
 fn summary_cells(s: &Summary, gap: f64) -> Vec<String> {

@@ -3,10 +3,23 @@
 use benchaudit_agents::Level;
 
 use super::paired::paired_blocks;
-use super::{Drawn, figure_block, pooled_sort, settings_paragraph, summary_cells, summary_header};
-use crate::doc::{Align, Block};
+use super::{
+    Drawn, figures_with, pooled_sort, settings_paragraph, summary_cells, summary_header,
+    summary_table,
+};
+use crate::doc::Align::{Left as L, Right as R};
+use crate::doc::Block;
 use crate::figures::num;
 use crate::model::RunStats;
+
+/// A level-2 section: heading, one paragraph, one table.
+fn section(heading: &str, text: String, table: Block) -> [Block; 3] {
+    [
+        Block::Heading(2, heading.to_string()),
+        Block::Paragraph(text),
+        table,
+    ]
+}
 
 /// The blocks of a run report.
 ///
@@ -51,27 +64,16 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
     ));
 
     b.push(Block::Heading(2, "Pooled over tasks".to_string()));
-    let (header, align) = summary_header(s, &["policy", "level", "tasks"]);
-    let rows = pooled_sort(&stats.pooled)
-        .into_iter()
-        .map(|p| {
-            let mut row = vec![
-                p.label.clone(),
-                p.condition.level.to_string(),
-                p.tasks.to_string(),
-            ];
-            row.extend(summary_cells(&p.summary, p.gap.gap));
-            row
-        })
-        .collect();
-    b.push(Block::Table {
-        header,
-        align,
-        rows,
+    let pooled = pooled_sort(&stats.pooled).into_iter().map(|p| {
+        let leading = vec![
+            p.label.clone(),
+            p.condition.level.to_string(),
+            p.tasks.to_string(),
+        ];
+        (leading, &p.summary, p.gap.gap)
     });
-    for f in figures.iter().filter(|f| f.svg.contains("spectrum_")) {
-        b.push(figure_block(f));
-    }
+    b.push(summary_table(s, &["policy", "level", "tasks"], pooled));
+    b.extend(figures_with(figures, "spectrum_"));
 
     b.push(Block::Heading(2, "Per task".to_string()));
     let order: Vec<(&str, Level)> = pooled_sort(&stats.pooled)
@@ -90,55 +92,18 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             .cmp(&rank(&b.label, b.condition.level))
             .then_with(|| a.task_id.cmp(&b.task_id))
     });
-    let (header, align) = summary_header(s, &["policy", "level", "task"]);
-    let rows = cells
-        .iter()
-        .map(|c| {
-            let mut row = vec![
-                c.label.clone(),
-                c.condition.level.to_string(),
-                format!("`{}`", c.task_id),
-            ];
-            row.extend(summary_cells(&c.summary, c.gap.gap));
-            row
-        })
-        .collect();
-    b.push(Block::Table {
-        header,
-        align,
-        rows,
+    let per_task = cells.iter().map(|c| {
+        let leading = vec![
+            c.label.clone(),
+            c.condition.level.to_string(),
+            format!("`{}`", c.task_id),
+        ];
+        (leading, &c.summary, c.gap.gap)
     });
-    for f in figures.iter().filter(|f| f.svg.contains("heatmap_")) {
-        b.push(figure_block(f));
-    }
+    b.push(summary_table(s, &["policy", "level", "task"], per_task));
+    b.extend(figures_with(figures, "heatmap_"));
 
     if !stats.level_gaps.is_empty() {
-        b.push(Block::Heading(2, "Across scaffolding levels".to_string()));
-        b.push(Block::Paragraph(
-            "Reliability gap across levels: mean at the most scaffolded level present (static) minus the worst case at the \
-             least scaffolded level present (hardest), pooled over tasks and per task."
-                .to_string(),
-        ));
-        let header = [
-            "policy",
-            "task",
-            "static level",
-            "static mean",
-            "hardest level",
-            "hardest worst",
-            "gap",
-        ]
-        .map(str::to_string)
-        .to_vec();
-        let align = vec![
-            Align::Left,
-            Align::Left,
-            Align::Left,
-            Align::Right,
-            Align::Left,
-            Align::Right,
-            Align::Right,
-        ];
         let rows = stats
             .level_gaps
             .iter()
@@ -156,33 +121,26 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
                 ]
             })
             .collect();
-        b.push(Block::Table {
-            header,
-            align,
-            rows,
-        });
-        for f in figures.iter().filter(|f| f.svg.contains("scaffolding")) {
-            b.push(figure_block(f));
-        }
+        let columns = [
+            ("policy", L),
+            ("task", L),
+            ("static level", L),
+            ("static mean", R),
+            ("hardest level", L),
+            ("hardest worst", R),
+            ("gap", R),
+        ];
+        let text = "Reliability gap across levels: mean at the most scaffolded level present (static) minus the worst case at the \
+             least scaffolded level present (hardest), pooled over tasks and per task.";
+        b.extend(section(
+            "Across scaffolding levels",
+            text.into(),
+            Block::table(&columns, rows),
+        ));
+        b.extend(figures_with(figures, "scaffolding"));
     }
 
     if !stats.scorers.is_empty() {
-        b.push(Block::Heading(2, "Judge vs ground truth".to_string()));
-        b.push(Block::Paragraph(
-            "Every episode is scored twice. The legacy judge grades the shape of the submission and its self-report; \
-             ground-truth F1 grades the records against the seeded canonical set. Means over scored episodes:"
-                .to_string(),
-        ));
-        let header = ["policy", "level", "n", "ground-truth F1", "judge / 100"]
-            .map(str::to_string)
-            .to_vec();
-        let align = vec![
-            Align::Left,
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-        ];
         let rows = stats
             .scorers
             .iter()
@@ -196,22 +154,25 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
                 ]
             })
             .collect();
-        b.push(Block::Table {
-            header,
-            align,
-            rows,
-        });
-        for f in figures.iter().filter(|f| f.svg.contains("scorers_")) {
-            b.push(figure_block(f));
-        }
+        let columns = [
+            ("policy", L),
+            ("level", L),
+            ("n", R),
+            ("ground-truth F1", R),
+            ("judge / 100", R),
+        ];
+        let text = "Every episode is scored twice. The legacy judge grades the shape of the submission and its self-report; \
+             ground-truth F1 grades the records against the seeded canonical set. Means over scored episodes:";
+        b.extend(section(
+            "Judge vs ground truth",
+            text.into(),
+            Block::table(&columns, rows),
+        ));
+        b.extend(figures_with(figures, "scorers_"));
     }
 
     if let Some(j) = &stats.joint {
-        b.push(Block::Heading(
-            2,
-            "Joint intervention: harness × scorer".to_string(),
-        ));
-        b.push(Block::Paragraph(format!(
+        let text = format!(
             "Means over the (task, seed) episodes each policy has at both L0 and L2. At L0, {} of {} policy pairs \
              submitted byte-identical payloads (equal SHA256 hashes) on the same (task, seed). Spread across policies (max − min): \
              L0 judge {}, L0 ground truth {}, L2 judge {}, L2 ground truth {}.",
@@ -221,47 +182,26 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             num(j.spread.l0_truth),
             num(j.spread.l2_judge),
             num(j.spread.l2_truth)
-        )));
-        let header = [
-            "policy",
-            "n",
-            "L0 judge",
-            "L0 ground truth",
-            "L2 judge",
-            "L2 ground truth",
-        ]
-        .map(str::to_string)
-        .to_vec();
-        let align = vec![
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-        ];
+        );
         let rows = j
             .rows
             .iter()
             .map(|r| {
-                vec![
-                    r.label.clone(),
-                    r.n.to_string(),
-                    num(r.l0_judge),
-                    num(r.l0_truth),
-                    num(r.l2_judge),
-                    num(r.l2_truth),
-                ]
+                let cells = [r.l0_judge, r.l0_truth, r.l2_judge, r.l2_truth].map(num);
+                [vec![r.label.clone(), r.n.to_string()], cells.to_vec()].concat()
             })
             .collect();
-        b.push(Block::Table {
-            header,
-            align,
-            rows,
-        });
-        for f in figures.iter().filter(|f| f.svg.contains("joint")) {
-            b.push(figure_block(f));
-        }
+        let columns = [
+            ("policy", L),
+            ("n", R),
+            ("L0 judge", R),
+            ("L0 ground truth", R),
+            ("L2 judge", R),
+            ("L2 ground truth", R),
+        ];
+        let heading = "Joint intervention: harness × scorer";
+        b.extend(section(heading, text, Block::table(&columns, rows)));
+        b.extend(figures_with(figures, "joint"));
     }
 
     if let Some(ab) = &stats.ab {
@@ -276,9 +216,7 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             "escalating",
             "Δ = constant − escalating (positive = escalation penalty)",
         ));
-        for f in figures.iter().filter(|f| f.svg.contains("forest")) {
-            b.push(figure_block(f));
-        }
+        b.extend(figures_with(figures, "forest"));
     }
 
     if !stats.degradation.is_empty() {
@@ -313,9 +251,7 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
                 rows,
             });
         }
-        for f in figures.iter().filter(|f| f.svg.contains("degradation")) {
-            b.push(figure_block(f));
-        }
+        b.extend(figures_with(figures, "degradation"));
     }
 
     // Infra errors are named one by one; episodes merely without the metric (e.g. coverage at
