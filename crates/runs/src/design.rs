@@ -209,3 +209,103 @@ impl Design {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use benchaudit_agents::RuleKind;
+
+    fn design(kind: DesignKind, slack_sweep: Vec<u32>) -> Design {
+        Design {
+            kind,
+            task: benchaudit_comtrade::task("T9_clean_ab").unwrap(),
+            level: Level::L1,
+            seeds: (0..4).collect(),
+            quota: None,
+            squeeze: 3,
+            slack_sweep,
+            episode: EpisodeOptions::default(),
+        }
+    }
+
+    #[test]
+    fn settings_and_arms_follow_the_design() {
+        // T9 has 5 pages: the quota design's default quota leaves slack 0.
+        let q = design(DesignKind::Quota, Vec::new());
+        let s = q.settings();
+        assert_eq!(
+            (s[0].quota, s[0].squeeze, s[0].slack(5)),
+            (Some(8), Some(3), Some(0))
+        );
+        let sweep = design(DesignKind::Quota, vec![0, 2]).settings();
+        assert_eq!(
+            sweep.iter().map(|s| s.quota).collect::<Vec<_>>(),
+            [Some(8), Some(10)]
+        );
+        assert_eq!(
+            design(DesignKind::MatchedMean, Vec::new()).settings()[0].quota,
+            None
+        );
+        let arms = q.arms().unwrap();
+        assert_eq!(arms.options.len(), 2, "escalating, then constant");
+        let deg = design(DesignKind::Degradation, Vec::new()).arms().unwrap();
+        assert!(deg.settings.is_empty());
+        assert_eq!(deg.options.len(), DEGRADATION_DOSES.len());
+        assert!(design(DesignKind::Quota, Vec::new()).validate().is_ok());
+        let l0 = Design {
+            level: Level::L0,
+            ..design(DesignKind::Quota, Vec::new())
+        };
+        assert!(matches!(l0.validate(), Err(Error::Invalid(_))));
+    }
+
+    /// The manifest configuration is what a resume compares: its shape must not drift (run
+    /// directories written before must still resume).
+    #[test]
+    fn the_manifest_configuration_keeps_its_shape() {
+        let d = design(DesignKind::Quota, Vec::new());
+        let arms = d.arms().unwrap();
+        let plan = d.plan(vec![Player::rule(RuleKind::AlwaysRetry)], &arms);
+        let config = d.config(&plan, &arms);
+        let keys: Vec<&str> = config
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "command",
+                "design",
+                "episode",
+                "level",
+                "matched_level",
+                "policies",
+                "quota",
+                "seeds",
+                "settings",
+                "task"
+            ]
+        );
+        assert_eq!(config["settings"], json!([[8, 3]]));
+        assert_eq!(config["design"], "quota");
+        assert_eq!(config["policies"], json!(["always-retry"]));
+        assert_eq!(
+            design(DesignKind::MatchedMean, Vec::new()).settings()[0],
+            QuotaSetting {
+                quota: None,
+                squeeze: None
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(QuotaSetting {
+                quota: None,
+                squeeze: None
+            })
+            .unwrap(),
+            json!([null, null])
+        );
+    }
+}

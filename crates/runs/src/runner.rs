@@ -73,3 +73,54 @@ pub fn collect(jobs: &[Job<'_>], threads: usize) -> Vec<EpisodeRecord> {
 pub fn run_all(plan: &Plan, threads: usize) -> Vec<EpisodeRecord> {
     collect(&plan.jobs(), threads)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use benchaudit_agents::{Level, RuleKind};
+
+    fn plan() -> Plan {
+        Plan::new(
+            vec![
+                Player::rule(RuleKind::Oracle),
+                Player::rule(RuleKind::NoDedup),
+            ],
+            vec![Level::L0, Level::L2],
+            vec![benchaudit_comtrade::task("T3_duplicates").unwrap()],
+            (0..3).collect(),
+        )
+    }
+
+    use crate::player::Player;
+
+    #[test]
+    fn records_come_back_in_plan_order_whatever_the_thread_count() {
+        let plan = plan();
+        let keys = |threads| -> Vec<_> {
+            run_all(&plan, threads)
+                .into_iter()
+                .map(|r| (r.key, r.payload_sha256, r.scores.map(|s| s.f1)))
+                .collect()
+        };
+        let one = keys(1);
+        assert_eq!(one.len(), plan.len());
+        assert_eq!(one, keys(4));
+        let planned: Vec<_> = plan.jobs().into_iter().map(|j| j.key).collect();
+        assert_eq!(one.into_iter().map(|k| k.0).collect::<Vec<_>>(), planned);
+    }
+
+    #[test]
+    fn a_failing_callback_stops_the_run_and_is_returned() {
+        let plan = plan();
+        let jobs = plan.jobs();
+        let mut seen = 0;
+        let result = run_jobs(&jobs, 1, |_, _| {
+            seen += 1;
+            if seen == 2 { Err("disk full") } else { Ok(()) }
+        });
+        assert_eq!(result, Err("disk full"));
+        // With one worker, at most the episode in flight finishes after the failure.
+        assert_eq!(seen, 2);
+    }
+}
