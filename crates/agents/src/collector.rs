@@ -173,5 +173,5 @@ pub fn payload_sha256(s: &Submission) -> String {
             None => h.update([0u8]),
         }
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex(&h.finalize())
 }

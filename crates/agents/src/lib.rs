@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod collector;
+pub mod digest;
 pub mod level;
 pub mod llm;
 pub mod policy;
@@ -23,12 +24,15 @@ pub mod scaffold;
 pub mod tools;
 pub mod transcript;
 
+pub use digest::sha256_hex;
 pub use level::{Decision, Level, Owner, OwnershipMap};
 pub use policy::{
     Action, EpisodeStart, FaultContext, FaultDecision, Policy, PolicyError, Slots, Step,
     TokenUsage, ToolCall, ToolResult,
 };
-pub use record::{Counts, EpisodeKey, EpisodeRecord, EpisodeSpec, Outcome, RunOptions, Timing};
+pub use record::{
+    AgentCounts, EpisodeKey, EpisodeRecord, EpisodeSpec, Outcome, RunOptions, Timing,
+};
 pub use rules::{RuleKind, RulePolicy};
 pub use scaffold::{EpisodeRun, run_episode};
 pub use transcript::Transcript;

@@ -4,7 +4,6 @@
 use benchaudit_comtrade::{EpisodeOptions, StressConfig, TaskSpec};
 use benchaudit_scoring::{RewardScorer, Scores};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::level::Level;
 use crate::policy::TokenUsage;
@@ -42,9 +41,10 @@ pub enum Outcome {
     InfraError,
 }
 
-/// What happened during an episode, counted.
+/// What the agent did and met in one episode, as its scaffold counted it (the ledger's counts;
+/// `comtrade::EpisodeCounts` is what the API served).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Counts {
+pub struct AgentCounts {
     /// fetch_page calls (rejected ones included).
     pub requests: u32,
     /// Transient faults (429/500 with retry) the agent met.
@@ -87,7 +87,7 @@ pub struct EpisodeRecord {
     /// L1 outcome: share of G among rows the harness accepted (L0/L1 only).
     pub coverage: Option<f64>,
     /// Counts.
-    pub counts: Counts,
+    pub counts: AgentCounts,
     /// SHA-256 of the submitted files.
     pub payload_sha256: Option<String>,
     /// Tokens (LLM policies).
@@ -110,7 +110,7 @@ impl EpisodeRecord {
             reward: None,
             scores: None,
             coverage: None,
-            counts: Counts::default(),
+            counts: AgentCounts::default(),
             payload_sha256: None,
             usage: TokenUsage::default(),
             error: Some(error),
@@ -136,11 +136,9 @@ impl RunOptions {
     /// A short stable hash (16 hex digits of SHA-256 over the options' JSON).
     pub fn hash(&self) -> String {
         let text = serde_json::to_string(self).unwrap_or_default();
-        Sha256::digest(text.as_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        let mut hex = crate::digest::sha256_hex(text.as_bytes());
+        hex.truncate(16);
+        hex
     }
 }
 

@@ -12,7 +12,7 @@ use crate::policy::{
     Action, EpisodeStart, FaultContext, FaultDecision, Policy, PolicyError, Slots, Step, ToolCall,
     ToolResult,
 };
-use crate::record::{Counts, EpisodeRecord, EpisodeSpec, Outcome, Timing};
+use crate::record::{AgentCounts, EpisodeRecord, EpisodeSpec, Outcome, Timing};
 use crate::tools::execute;
 use crate::transcript::{Event, Transcript};
 
@@ -110,12 +110,12 @@ struct ScaffoldResult {
     outcome: Outcome,
     submitted: Option<crate::policy::SubmitResponse>,
     coverage: Option<f64>,
-    counts: Counts,
+    counts: AgentCounts,
     error: Option<String>,
 }
 
 impl ScaffoldResult {
-    fn failed(err: PolicyError, counts: Counts) -> Self {
+    fn failed(err: PolicyError, counts: AgentCounts) -> Self {
         let outcome = match err {
             PolicyError::Infra(_) => Outcome::InfraError,
             PolicyError::TokenBudget => Outcome::TokenBudget,
@@ -165,7 +165,7 @@ fn harness(
     tr: &mut Transcript,
 ) -> ScaffoldResult {
     let task = spec.task;
-    let mut counts = Counts::default();
+    let mut counts = AgentCounts::default();
     if spec.level == Level::L0 {
         let info = episode.get_task_info();
         match policy.fill_slots(&info) {
@@ -322,7 +322,7 @@ fn submit_collected(
     report: &Report,
     log: &str,
     tr: &mut Transcript,
-    counts: &mut Counts,
+    counts: &mut AgentCounts,
 ) -> Option<crate::policy::SubmitResponse> {
     let metadata = metadata_json(spec.task, report);
     let calls = submission_calls(
@@ -385,7 +385,7 @@ fn slim(
     tr: &mut Transcript,
 ) -> ScaffoldResult {
     let task = spec.task;
-    let mut counts = Counts::default();
+    let mut counts = AgentCounts::default();
     let mut history: Vec<Step> = Vec::new();
     let limit = policy.step_limit(task);
     // The page of the last fault, to classify the next fetch as retry or skip.

@@ -1,12 +1,14 @@
 //! ComtradeBench as an audit target, in its two configurations: as shipped (L0 + the legacy
-//! judge) and repaired (L2 + ground-truth F1). It supplies all four hooks.
+//! judge) and repaired (L2 + ground-truth F1). It supplies all four hooks, and the [`Suite`]:
+//! the tasks, stand-ins and released-judge values the in-process stages use, so the pipeline
+//! names no ComtradeBench task.
 
-use benchaudit_agents::{Decision, Level, Owner as AgentOwner, OwnershipMap};
+use benchaudit_agents::{Decision, Level, OwnershipMap, RuleKind};
 use benchaudit_comtrade::{Generator, Row, RowJson, Submission, task, tasks};
 use benchaudit_scoring::{GroundTruthF1, LegacyJudge, Scorer};
 use serde_json::Value;
 
-use crate::target::{DeclaredOwnership, Forged, Owner, ScorerKind, Target, TargetTask};
+use crate::target::{DeclaredOwnership, Forged, ScorerKind, Target, TargetTask};
 
 /// Which configuration of ComtradeBench is audited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -28,6 +30,11 @@ pub struct ComtradeTarget {
 }
 
 impl ComtradeTarget {
+    /// The stages' tasks and expected values.
+    pub fn suite(&self) -> &'static Suite {
+        &SUITE
+    }
+
     /// A configuration with the scaffolds' declared map.
     pub fn new(configuration: Configuration) -> Self {
         ComtradeTarget {
@@ -43,6 +50,88 @@ impl ComtradeTarget {
             Configuration::Repaired => Level::L2,
         }
     }
+}
+
+/// The released judge's scores on one probe task, which the oracle checks pin (paper §3.2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JudgeCheck {
+    /// The probe task.
+    pub task: &'static str,
+    /// The judge's reward for the correct (and, identically, the fabricated) submission.
+    pub correct: f64,
+    /// The judge's floor for an empty submission.
+    pub empty: f64,
+}
+
+/// What the in-process audit of ComtradeBench runs, stage by stage.
+#[derive(Debug, Clone, Copy)]
+pub struct Suite {
+    /// Tasks of the forged-submission battery (T2: the paper's probe; T3: its card; T7: totals).
+    pub probe_tasks: &'static [&'static str],
+    /// Execution tasks of the reliability spectrum and the decision channels (paper Figure 2
+    /// plus T7's diagnostic).
+    pub execution_tasks: &'static [&'static str],
+    /// The task of the 2×2 joint intervention (paper Table 1).
+    pub joint_task: &'static str,
+    /// Players whose episodes are replayed.
+    pub replay_players: &'static [RuleKind],
+    /// Per decision, the stand-ins wrong on exactly it and the tasks where it matters.
+    pub ownership_probe: fn(Decision) -> (&'static [RuleKind], &'static [&'static str]),
+    /// The released judge's probe values.
+    pub judge_check: JudgeCheck,
+    /// The task the solvability stage must find scale-bound at L2 (paper A.6).
+    pub scale_bound_task: &'static str,
+}
+
+/// ComtradeBench's suite.
+pub const SUITE: Suite = Suite {
+    probe_tasks: &["T2_multi_page", "T3_duplicates", "T7_totals_trap"],
+    execution_tasks: &[
+        "T3_duplicates",
+        "T4_rate_limit_429",
+        "T5_server_error_500",
+        "T6_page_drift",
+        "T7_totals_trap",
+        "T8_mixed_faults",
+    ],
+    joint_task: "T3_duplicates",
+    replay_players: &[RuleKind::Oracle, RuleKind::NoDedup, RuleKind::PageZero],
+    ownership_probe,
+    judge_check: JudgeCheck {
+        task: "T2_multi_page",
+        correct: 0.987,
+        empty: 0.648,
+    },
+    scale_bound_task: "T7_totals_trap",
+};
+
+/// The stand-ins and the tasks that expose each decision.
+pub fn ownership_probe(decision: Decision) -> (&'static [RuleKind], &'static [&'static str]) {
+    match decision {
+        Decision::Retry => (
+            &[RuleKind::SkipsFaults],
+            &[
+                "T4_rate_limit_429",
+                "T5_server_error_500",
+                "T8_mixed_faults",
+            ],
+        ),
+        Decision::Dedup => (
+            &[RuleKind::NoDedup],
+            &["T3_duplicates", "T8_mixed_faults", "T10_constrained_budget"],
+        ),
+        Decision::TotalsFilter => (&[RuleKind::KeepsTotals], &["T7_totals_trap"]),
+        Decision::Pagination => (
+            &[RuleKind::SinglePass, RuleKind::PageZero],
+            &["T6_page_drift"],
+        ),
+        Decision::Submission => (&[RuleKind::Fabricator, RuleKind::Empty], &["T3_duplicates"]),
+    }
+}
+
+/// The short id of a task (`T2_multi_page` → `T2`), as check names and captions write it.
+pub fn short_id(task: &str) -> &str {
+    task.split('_').next().unwrap_or(task)
 }
 
 /// The decision names the audit uses (the same words as the ownership map).
@@ -62,17 +151,7 @@ pub fn declared_from(map: &OwnershipMap, scored: Level) -> DeclaredOwnership {
         entries: map
             .entries
             .iter()
-            .map(|(l, d, o)| {
-                (
-                    l.to_string(),
-                    decision_name(*d).to_string(),
-                    if *o == AgentOwner::Model {
-                        Owner::Model
-                    } else {
-                        Owner::Harness
-                    },
-                )
-            })
+            .map(|(l, d, o)| (l.to_string(), decision_name(*d).to_string(), *o))
             .collect(),
         // ComtradeBench claims to measure execution reliability: every decision the adversary targets.
         claimed: Decision::ALL

@@ -1,25 +1,57 @@
-//! BenchAudit: does a benchmark score measure the model? The audit probes the scorer with forged
-//! submissions, measures who owns each execution-critical decision, runs the 2×2 joint
-//! intervention, replays episodes, checks solvability, and writes a validity card whose licensed
-//! claim follows a fixed lattice. ComtradeBench is the built-in target; others plug in through
-//! four hooks ([`Target`]), including external commands ([`external`]).
+//! BenchAudit: does a benchmark score measure the model?
+//!
+//! The audit runs the stages of SPEC §8, each producing evidence: the forged-submission
+//! [`probes`] and criterion sensitivity, measured [`ownership`] and the decision channels'
+//! non-degeneracy, the [`joint`] 2×2 intervention, [`replay`], [`reliability`] by scaffolding
+//! level and [`solvability`]. A validity [`Card`] holds one verdict per cell with its evidence,
+//! and the fixed [`lattice`] reads the licensed claim off the cells. The oracle [`checks`]
+//! assert the audit's own numbers, and the number [`guard`] rejects any figure in prose that
+//! the audit's JSON does not hold.
+//!
+//! ComtradeBench is the built-in target ([`ComtradeTarget`], with the tasks and stand-ins of
+//! its [`Suite`]); other benchmarks plug in through four hooks ([`Target`]), including
+//! external commands ([`external`]). Rendering cards is the report crate's job: this crate is
+//! data and verdicts.
+//!
+//! The key-free audit through the library, no binary involved:
+//!
+//! ```
+//! use benchaudit_audit::{AuditConfig, Claim, ComtradeTarget, Configuration, audit_comtrade};
+//!
+//! let targets = [
+//!     ComtradeTarget::new(Configuration::AsShipped),
+//!     ComtradeTarget::new(Configuration::Repaired),
+//! ];
+//! // One seed per cell keeps the example quick; `benchaudit audit` uses five.
+//! let audit = audit_comtrade(&AuditConfig::key_free(1, 2), &targets)?;
+//! assert_eq!(audit.cards[0].licensed_claim, Claim::SelfReportCompliance);
+//! assert_eq!(audit.cards[1].licensed_claim, Claim::ModelCapability);
+//! assert!(audit.checks.iter().all(|c| c.pass));
+//! # Ok::<(), String>(())
+//! ```
 #![deny(missing_docs)]
 
 pub mod card;
+pub mod checks;
 pub mod comtrade_target;
 pub mod external;
 pub mod guard;
 pub mod joint;
+pub mod lattice;
 pub mod ownership;
 pub mod pipeline;
 pub mod probes;
+pub mod reliability;
 pub mod replay;
-pub mod runs;
 pub mod solvability;
 pub mod target;
 
-pub use card::{Card, Cell, Claim, Status, licensed_claim};
-pub use comtrade_target::{ComtradeTarget, Configuration};
-pub use pipeline::{AuditConfig, ComtradeAudit, ExternalAudit, audit_comtrade, audit_external};
-pub use runs::Player;
+pub use card::{Card, Cell, Status};
+pub use checks::Check;
+pub use comtrade_target::{ComtradeTarget, Configuration, SUITE, Suite};
+pub use lattice::{Claim, licensed_claim};
+pub use pipeline::{
+    AuditConfig, AuditReport, ComtradeAudit, ExternalAudit, Resolution, audit_comtrade,
+    audit_external,
+};
 pub use target::{DeclaredOwnership, Forged, Owner, ScorerKind, Target, TargetTask};

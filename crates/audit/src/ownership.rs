@@ -4,37 +4,16 @@
 //! says. Then D_claimed ⊆ D_model and non-degeneracy of each model-owned channel from episode
 //! data (Var(A) > 0 and E[Y|A=a₁] ≠ E[Y|A=a₂]).
 
-use benchaudit_agents::{Decision, EpisodeRecord, Level, Outcome, RuleKind, RunOptions};
+use benchaudit_agents::{
+    Decision, EpisodeRecord, EpisodeSpec, Level, Outcome, RuleKind, RunOptions,
+};
 use benchaudit_comtrade::{TaskSpec, task};
+use benchaudit_runs::{Job, Player, collect};
 use serde::Serialize;
 
-use crate::comtrade_target::decision_name;
-use crate::runs::{Job, Player, run_jobs};
-use crate::target::{DeclaredOwnership, Owner};
-
-/// The stand-in and the tasks that expose each decision.
-pub fn probe_of(decision: Decision) -> (&'static [RuleKind], &'static [&'static str]) {
-    match decision {
-        Decision::Retry => (
-            &[RuleKind::SkipsFaults],
-            &[
-                "T4_rate_limit_429",
-                "T5_server_error_500",
-                "T8_mixed_faults",
-            ],
-        ),
-        Decision::Dedup => (
-            &[RuleKind::NoDedup],
-            &["T3_duplicates", "T8_mixed_faults", "T10_constrained_budget"],
-        ),
-        Decision::TotalsFilter => (&[RuleKind::KeepsTotals], &["T7_totals_trap"]),
-        Decision::Pagination => (
-            &[RuleKind::SinglePass, RuleKind::PageZero],
-            &["T6_page_drift"],
-        ),
-        Decision::Submission => (&[RuleKind::Fabricator, RuleKind::Empty], &["T3_duplicates"]),
-    }
-}
+use crate::card::{Cell, Status};
+use crate::comtrade_target::{Suite, decision_name};
+use crate::target::{DeclaredOwnership, Owner, Target};
 
 /// One measured cell.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,9 +32,11 @@ pub struct MeasuredCell {
     pub differed: usize,
 }
 
-/// Measures who owns each decision at each level by intervention.
+/// Measures who owns each decision at each level by intervention: the suite's stand-ins for a
+/// decision beside the oracle on the tasks where the decision matters.
 pub fn measure(
     declared: Option<&DeclaredOwnership>,
+    suite: &Suite,
     seeds: &[u64],
     threads: usize,
 ) -> Vec<MeasuredCell> {
@@ -67,30 +48,27 @@ pub fn measure(
     let mut cells = Vec::new();
     for level in Level::ALL {
         for decision in Decision::ALL {
-            let (kinds, task_ids) = probe_of(decision);
+            let (kinds, task_ids) = (suite.ownership_probe)(decision);
             let tasks: Vec<&'static TaskSpec> = task_ids.iter().filter_map(|id| task(id)).collect();
             let mut jobs: Vec<Job<'_>> = Vec::new();
             for kind in kinds {
-                let Some(player) = stand_ins.iter().find(|p| p.name == kind.name()) else {
+                let Some(player) = stand_ins.iter().find(|p| p.name() == kind.name()) else {
                     continue;
                 };
                 for &t in &tasks {
                     for &seed in seeds {
-                        let spec = benchaudit_agents::EpisodeSpec {
+                        let spec = EpisodeSpec {
                             task: t,
                             seed,
                             level,
                             options: RunOptions::default(),
                         };
-                        jobs.push(Job {
-                            player: &oracle,
-                            spec,
-                        });
-                        jobs.push(Job { player, spec });
+                        jobs.push(Job::new(&oracle, spec));
+                        jobs.push(Job::new(player, spec));
                     }
                 }
             }
-            let records = run_jobs(&jobs, threads);
+            let records = collect(&jobs, threads);
             let pairs: Vec<(&EpisodeRecord, &EpisodeRecord)> = records
                 .chunks(2)
                 .filter_map(|c| Some((c.first()?, c.get(1)?)))
@@ -177,4 +155,93 @@ pub fn channels(pool: &[EpisodeRecord]) -> Vec<Channel> {
             }
         })
         .collect()
+}
+
+/// The ownership-completeness cell: at the scored level, D_claimed ⊆ D_model as measured, every
+/// claimed channel non-degenerate, and the declaration never contradicted by the measurement.
+pub fn cell(
+    target: &dyn Target,
+    measured: &[MeasuredCell],
+    channels: &[(String, Vec<Channel>)],
+) -> Cell {
+    let Some(declared) = target.ownership() else {
+        return Cell::not_probed("no scaffold-ownership map (hook 1)");
+    };
+    let level = declared.scored_level.clone();
+    let model: Vec<String> = measured
+        .iter()
+        .filter(|c| c.level == level && c.measured == Owner::Model)
+        .map(|c| c.decision.clone())
+        .collect();
+    let missing: Vec<&String> = declared
+        .claimed
+        .iter()
+        .filter(|d| !model.contains(d))
+        .collect();
+    let chans = channels
+        .iter()
+        .find(|(l, _)| *l == level)
+        .map(|(_, c)| c.as_slice())
+        .unwrap_or(&[]);
+    let degenerate: Vec<String> = declared
+        .claimed
+        .iter()
+        .filter(|d| model.contains(d))
+        .filter(|d| !chans.iter().any(|c| &c.decision == *d && c.non_degenerate))
+        .map(|d| {
+            let c = chans.iter().find(|c| &c.decision == d);
+            format!(
+                "{d} ({} deviant of {} episodes)",
+                c.map_or(0, |c| c.deviant),
+                c.map_or(0, |c| c.episodes)
+            )
+        })
+        .collect();
+    let mismatched: Vec<String> = measured
+        .iter()
+        .filter(|c| c.declared.is_some_and(|d| d != c.measured))
+        .map(|c| {
+            format!(
+                "{} at {} declared {:?}, measured {:?}",
+                c.decision,
+                c.level,
+                c.declared.unwrap_or(Owner::Harness),
+                c.measured
+            )
+        })
+        .collect();
+    let mism = if mismatched.is_empty() {
+        " Declared map = measured map.".to_string()
+    } else {
+        format!(" Declaration contradicted: {}.", mismatched.join("; "))
+    };
+    if missing.is_empty() && degenerate.is_empty() && mismatched.is_empty() {
+        return Cell {
+            status: Status::Pass,
+            evidence: format!(
+                "At {level} the model owns every claimed decision ({}), each non-degenerate.{mism}",
+                declared.claimed.join(", ")
+            ),
+        };
+    }
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        why.push(format!(
+            "harness owns {} of {} claimed decisions at {level} ({})",
+            missing.len(),
+            declared.claimed.len(),
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !degenerate.is_empty() {
+        why.push(format!("degenerate: {}", degenerate.join(", ")));
+    }
+    Cell {
+        status: Status::Fail,
+        evidence: format!("{}.{mism}", why.join("; ")),
+    }
 }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::card::{Cell, Status};
 use crate::target::{Forged, Target};
 
 /// The kinds of forged submission (SPEC §8).
@@ -296,6 +297,86 @@ pub fn sensitivity(results: &[ProbeResult], epsilon: f64) -> Option<Sensitivity>
         violations,
         grades_the_report,
     })
+}
+
+/// The battery and its sensitivity verdict on each of `tasks` the target can probe.
+///
+/// # Errors
+/// The truth hook failed.
+pub fn run_battery(
+    target: &dyn Target,
+    tasks: &[&str],
+    seed: u64,
+) -> Result<(Vec<ProbeResult>, Vec<Sensitivity>), String> {
+    let mut results = Vec::new();
+    let mut sens = Vec::new();
+    for &id in tasks {
+        if let Some(r) = battery(target, id, seed, target.pages(id)) {
+            let r = r?;
+            if let Some(s) = sensitivity(&r, target.resolution()) {
+                sens.push(s);
+            }
+            results.extend(r);
+        }
+    }
+    Ok((results, sens))
+}
+
+/// The criterion-sensitivity cell of the card, from the batteries' verdicts.
+pub fn criterion_cell(sens: &[Sensitivity], probes: &[ProbeResult], epsilon: f64) -> Cell {
+    if sens.is_empty() {
+        return Cell::not_probed("no canonical-truth oracle or scorer hook");
+    }
+    let score = |task: &str, kind: ProbeKind| {
+        probes
+            .iter()
+            .find(|p| p.task == task && p.kind == kind)
+            .and_then(|p| p.target_score)
+    };
+    let summary: Vec<String> = sens
+        .iter()
+        .map(|s| {
+            let j = |k| score(&s.task, k).map_or("-".into(), |v| format!("{v:.3}"));
+            format!(
+                "{}: correct {}, fabricated {}, empty {}",
+                s.task,
+                j(ProbeKind::Correct),
+                j(ProbeKind::Fabricated),
+                j(ProbeKind::Empty)
+            )
+        })
+        .collect();
+    let violations: Vec<String> = sens
+        .iter()
+        .flat_map(|s| s.violations.iter().map(move |v| format!("{} {v}", s.task)))
+        .collect();
+    let grades = sens.iter().filter(|s| s.grades_the_report).count();
+    let graded = if grades > 0 {
+        format!(
+            " The scorer grades the report: a contradictory self-report lowers the score at equal ground truth on {grades} task(s)."
+        )
+    } else {
+        String::new()
+    };
+    if violations.is_empty() {
+        Cell {
+            status: Status::Pass,
+            evidence: format!(
+                "j(correct) > j(x) + ε (ε = {epsilon:e}) for every lower-quality forgery. {}.{graded}",
+                summary.join("; ")
+            ),
+        }
+    } else {
+        Cell {
+            status: Status::Fail,
+            evidence: format!(
+                "{} tie or inversion: {}. {}.{graded}",
+                violations.len(),
+                violations.join("; "),
+                summary.join("; ")
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! Replay: the same (task, seed, policy, options) twice must give the same payload hash and the
 //! same scores — every field of the record outside `timing`.
 
-use benchaudit_agents::{EpisodeRecord, Level, RunOptions};
+use benchaudit_agents::{EpisodeRecord, Level};
 use benchaudit_comtrade::TaskSpec;
+use benchaudit_runs::{Plan, Player, collect};
 use serde::Serialize;
 
-use crate::runs::{Player, product, run_jobs};
+use crate::card::{Cell, Status};
 
 /// The replay verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,17 +25,19 @@ fn comparable(r: &EpisodeRecord) -> String {
     v.to_string()
 }
 
-/// Runs every job twice (on different thread counts) and compares.
+/// Runs every episode of players × levels × tasks × seeds twice (on `threads` workers, then
+/// on one) and compares.
 pub fn run(
-    players: &[Player],
+    players: Vec<Player>,
     levels: &[Level],
     tasks: &[&'static TaskSpec],
     seeds: &[u64],
     threads: usize,
 ) -> Replay {
-    let jobs = product(players, levels, tasks, seeds, RunOptions::default());
-    let first = run_jobs(&jobs, threads);
-    let second = run_jobs(&jobs, 1);
+    let plan = Plan::new(players, levels.to_vec(), tasks.to_vec(), seeds.to_vec());
+    let jobs = plan.jobs();
+    let first = collect(&jobs, threads);
+    let second = collect(&jobs, 1);
     let mismatches = first
         .iter()
         .zip(&second)
@@ -49,5 +52,28 @@ pub fn run(
     Replay {
         episodes: jobs.len(),
         mismatches,
+    }
+}
+
+/// The replay cell of the card.
+pub fn cell(r: &Replay) -> Cell {
+    if r.mismatches.is_empty() {
+        Cell {
+            status: Status::Pass,
+            evidence: format!(
+                "{} episodes replayed bit-for-bit (records outside timing identical).",
+                r.episodes
+            ),
+        }
+    } else {
+        Cell {
+            status: Status::Fail,
+            evidence: format!(
+                "{} of {} episodes differ on replay: {}",
+                r.mismatches.len(),
+                r.episodes,
+                r.mismatches.join("; ")
+            ),
+        }
     }
 }

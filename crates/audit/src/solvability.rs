@@ -3,11 +3,10 @@
 //! budget? Where it does not, the task measures output budgets, not decisions: its F1 is capped
 //! regardless of ability. The `ids` protocol shrinks the demand; `chunked` spreads it over calls.
 
-use benchaudit_agents::{EpisodeRecord, Level, RuleKind, RunOptions};
+use benchaudit_agents::{EpisodeRecord, Level, RuleKind};
 use benchaudit_comtrade::{Generator, Row, RowJson, TaskSpec, record::record_id};
+use benchaudit_runs::{Plan, Player, run_all};
 use serde::Serialize;
-
-use crate::runs::{Player, product, run_jobs};
 
 /// Output-token budgets of the paper (non-reasoning, reasoning-class).
 pub const BUDGETS: [u64; 2] = [6_000, 12_000];
@@ -104,11 +103,13 @@ pub fn oracle(
     seeds: &[u64],
     threads: usize,
 ) -> (Vec<OracleSolve>, Vec<EpisodeRecord>) {
-    let player = [Player::rule(RuleKind::Oracle)];
-    let records = run_jobs(
-        &product(&player, &[Level::L2], tasks, seeds, RunOptions::default()),
-        threads,
+    let plan = Plan::new(
+        vec![Player::rule(RuleKind::Oracle)],
+        vec![Level::L2],
+        tasks.to_vec(),
+        seeds.to_vec(),
     );
+    let records = run_all(&plan, threads);
     let solves = tasks
         .iter()
         .map(|t| {

@@ -4,15 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Who makes an execution-critical decision, as a target declares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Owner {
-    /// The harness.
-    Harness,
-    /// The model.
-    Model,
-}
+/// Who makes an execution-critical decision: the same two owners the scaffolds declare, so a
+/// target's declaration and a measurement compare directly.
+pub use benchaudit_agents::Owner;
 
 /// Hook 1: the scaffold-ownership map — per level, decision → owner — and the decisions the
 /// benchmark's construct claims to measure (D_claimed).

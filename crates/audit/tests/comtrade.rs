@@ -1,9 +1,9 @@
 //! The key-free self-audit of ComtradeBench reproduces the paper's findings.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use benchaudit_agents::{Decision, Level, Owner as AgentOwner, OwnershipMap};
+use benchaudit_agents::{Decision, Level, OwnershipMap};
 use benchaudit_audit::pipeline::ComtradeAudit;
-use benchaudit_audit::{AuditConfig, ComtradeTarget, Configuration, Status, audit_comtrade};
+use benchaudit_audit::{AuditConfig, ComtradeTarget, Configuration, Owner, Status, audit_comtrade};
 
 fn audit(targets: &[ComtradeTarget]) -> ComtradeAudit {
     audit_comtrade(&AuditConfig::key_free(5, 2), targets).unwrap()
@@ -55,16 +55,16 @@ fn as_shipped_licenses_self_report_compliance_and_repaired_model_capability() {
     assert_eq!(repaired.licensed_claim.label(), "model capability");
 
     // The 2×2: every L0 payload identical; only L2 × ground truth separates the stand-ins fully.
-    let j = &a.joint;
+    let j = a.joint.as_ref().expect("the 2×2 has data");
     assert_eq!(j.l0_identical, j.l0_pairs);
-    assert_eq!(j.spread[0], 0.0);
-    assert_eq!(j.spread[1], 0.0);
-    assert_eq!(j.spread[3], 1.0);
+    assert_eq!(j.spread.l0_judge, 0.0);
+    assert_eq!(j.spread.l0_truth, 0.0);
+    assert_eq!(j.spread.l2_truth, 1.0);
     assert!(
-        j.spread[2] < j.spread[3],
+        j.spread.l2_judge < j.spread.l2_truth,
         "the judge compresses the L2 spread ({} vs {})",
-        j.spread[2],
-        j.spread[3]
+        j.spread.l2_judge,
+        j.spread.l2_truth
     );
     let row = |p: &str| j.rows.iter().find(|r| r.player == p).unwrap();
     assert_eq!(
@@ -86,7 +86,7 @@ fn measured_ownership_equals_the_declared_map_and_catches_a_mis_declared_one() {
         let mut m = OwnershipMap::declared();
         for e in &mut m.entries {
             if e.0 == Level::L1 && e.1 == Decision::Dedup {
-                e.2 = AgentOwner::Model;
+                e.2 = Owner::Model;
             }
         }
         m

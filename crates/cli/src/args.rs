@@ -1,6 +1,7 @@
 //! Value types shared by several subcommands' flags.
 
 use benchaudit_comtrade::{InterfaceProfile, SubmissionProtocol};
+use benchaudit_runs::{DesignKind, Metric};
 use benchaudit_scoring::RewardScorer;
 use clap::ValueEnum;
 
@@ -31,6 +32,48 @@ pub enum RewardArg {
     F1,
     /// The legacy judge (total / 100).
     Judge,
+}
+
+/// Per-episode metric on the command line (`ab --metric`, `report --metric`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MetricArg {
+    /// Ground-truth F1 (`scores.f1`).
+    F1,
+    /// The legacy judge total divided by 100 (`scores.judge_total / 100`).
+    Judge,
+    /// Share of G among rows the harness accepted (`coverage`), recorded at L0/L1 only.
+    Coverage,
+}
+
+/// Stress design on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DesignArg {
+    /// Escalating ramp vs constant at its realised mean; free retries.
+    MatchedMean,
+    /// As matched-mean, under an enforced quota with a squeeze only the escalating arm crosses.
+    Quota,
+    /// Constant intensity at doses 0, 0.25, 0.5, 0.75, 1.
+    Degradation,
+}
+
+impl From<MetricArg> for Metric {
+    fn from(a: MetricArg) -> Self {
+        match a {
+            MetricArg::F1 => Metric::F1,
+            MetricArg::Judge => Metric::Judge,
+            MetricArg::Coverage => Metric::Coverage,
+        }
+    }
+}
+
+impl From<DesignArg> for DesignKind {
+    fn from(a: DesignArg) -> Self {
+        match a {
+            DesignArg::MatchedMean => DesignKind::MatchedMean,
+            DesignArg::Quota => DesignKind::Quota,
+            DesignArg::Degradation => DesignKind::Degradation,
+        }
+    }
 }
 
 impl From<InterfaceArg> for InterfaceProfile {

@@ -4,10 +4,7 @@
 mod args;
 mod cli;
 mod commands;
-mod figures;
-mod ledger;
 mod output;
-mod report;
 mod select;
 
 use std::process::ExitCode;

@@ -10,6 +10,7 @@ mod llm_support;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use benchaudit_testkit::files_under;
 use llm_support::{Reply, Server, solver};
 use serde_json::{Value, json};
 
@@ -22,17 +23,6 @@ fn benchaudit(args: &[&str]) -> Output {
         .env(VAR, KEY)
         .output()
         .expect("run benchaudit")
-}
-
-fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files_under(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
 }
 
 #[test]
@@ -125,8 +115,7 @@ fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
         );
         assert!(!q.raw.contains(KEY));
     }
-    let mut files = Vec::new();
-    files_under(&out, &mut files);
+    let files = files_under(&out);
     assert!(
         files.len() > records.len(),
         "ledger, manifest and one transcript per episode: {files:?}"

@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use benchaudit_stress::{
-    AdversarialWrapper, CorruptionKind, EnvironmentAdapter, EscalatingAdversary,
-    Outcome as StressOutcome, Perturbation, StressError, Trace, WrapperConfig,
+    AdversarialWrapper, CorruptionKind, EnvironmentAdapter, EscalatingAdversary, Perturbation,
+    StepOutcome as StressOutcome, StressError, Trace, WrapperConfig,
 };
 
 use crate::faults::{FaultPlan, inject};

@@ -60,7 +60,7 @@ fn same_seed_gives_a_bit_identical_adversarial_trace() {
     assert_eq!(intensities, [0.0, 0.25, 0.0, 0.25, 0.0, 0.25, 0.5]);
     let faults: Vec<bool> = steps
         .iter()
-        .map(|s| s.outcome == Some(benchaudit_stress::Outcome::Fault))
+        .map(|s| s.outcome == Some(benchaudit_stress::StepOutcome::Fault))
         .collect();
     assert_eq!(faults, [false, true, false, true, false, false, false]);
 }

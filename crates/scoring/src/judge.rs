@@ -1,3 +1,4 @@
+// Over 600 lines: one faithful port of one released rubric; split, its six dimensions would scatter.
 //! The legacy six-dimension judge, ported faithfully from the released benchmark's rubric
 //! (SPEC §3) — defects included, because the judge is the object of study: it grades the
 //! shape of a submission and the agent's self-report, never the values against ground truth.

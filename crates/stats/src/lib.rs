@@ -10,11 +10,11 @@
 //! What it computes (SPEC §7, paper §4.4): per-set [`summarize`] (mean, worst case, CVaR@α,
 //! Reliability@τ, bootstrap CI of the mean); paired A/B [`compare_paired`] (mean Δ, paired
 //! bootstrap CI, sign-flip p, Cliff's δ with CI) and the pre-registered [`decision_rule`];
-//! [`holm_adjust`]; [`wilson_interval`]; [`reliability_gap`]; [`degradation_curve`];
-//! [`power_study`]; two-factor η² ([`two_way_eta_squared`]); the unbiased [`pass_at_k`] and
-//! [`pass_hat_k`] estimators and their curve over k ([`pass_k_curve`]); and the stratified
-//! bootstrap that pooled intervals use ([`stratified_bootstrap_mean_ci`]: seeds resampled
-//! within each task).
+//! [`holm_adjust`]; [`wilson_interval`]; type-7 [`quantile`]s and [`five_numbers`];
+//! [`reliability_gap`]; [`degradation_curve`]; [`power_study`]; two-factor η²
+//! ([`two_way_eta_squared`]); the unbiased [`pass_at_k`] and [`pass_hat_k`] estimators and
+//! their curve over k ([`pass_k_curve`]); and the stratified bootstrap that pooled intervals
+//! use ([`stratified_bootstrap_mean_ci`]: seeds resampled within each task).
 //!
 //! ```
 //! use benchaudit_stats::{summarize, compare_paired, decision_rule, PairedConfig, SummaryConfig};
@@ -52,6 +52,7 @@ mod par;
 mod passk;
 mod permutation;
 mod power;
+mod quantile;
 pub mod rng;
 mod stratified;
 mod summary;
@@ -80,6 +81,7 @@ pub use permutation::{
     SignFlipMethod, SignFlipTest, sign_flip_test,
 };
 pub use power::{DEFAULT_REPLICATIONS, PowerConfig, PowerResult, power_study};
+pub use quantile::{FiveNumbers, five_numbers, quantile};
 pub use stratified::{
     pooled_mean, stratified_bootstrap_ci, stratified_bootstrap_map, stratified_bootstrap_mean_ci,
     stratified_bootstrap_replicates,

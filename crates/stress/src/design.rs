@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::adversary::AdversaryPolicy;
 use crate::error::StressError;
 use crate::schedule::Schedule;
-use crate::wrapper::{AdversarialWrapper, Outcome, Trace, WrapperConfig};
+use crate::wrapper::{AdversarialWrapper, StepOutcome, Trace, WrapperConfig};
 
 /// The constant intensities of the degradation curve (paper C.9): coverage is measured at each
 /// dose under a `Schedule::Constant(dose)`.
@@ -48,8 +48,8 @@ impl Arm {
 ///
 /// Each step is begun on an [`AdversarialWrapper`] seeded `seed`; if the policy's intents
 /// contain a [`TransientFault`](crate::Perturbation::TransientFault) the step ends as
-/// [`Outcome::Fault`] (cancelling a success, so intensity drops back), otherwise as
-/// [`Outcome::Success`]. The agent simply retries after a fault; the episode ends right after
+/// [`StepOutcome::Fault`] (cancelling a success, so intensity drops back), otherwise as
+/// [`StepOutcome::Success`]. The agent simply retries after a fault; the episode ends right after
 /// the step that brings raw `successes` to `required_successes`. Corruption and distractor
 /// intents do not affect this agent. Errors if the parameters are invalid,
 /// `required_successes == 0` or `> SIMULATION_STEP_LIMIT`, or the episode needs more than
@@ -86,9 +86,9 @@ pub fn simulate_always_retry<P: AdversaryPolicy>(
         }
         let plan = wrapper.begin_step()?;
         let outcome = if plan.faulted() {
-            Outcome::Fault
+            StepOutcome::Fault
         } else {
-            Outcome::Success
+            StepOutcome::Success
         };
         wrapper.end_step(outcome)?;
     }

@@ -28,7 +28,7 @@
 //!
 //! ```
 //! use benchaudit_stress::{
-//!     AdversarialWrapper, EscalatingAdversary, Outcome, Schedule, WrapperConfig, matched_mean,
+//!     AdversarialWrapper, EscalatingAdversary, StepOutcome, Schedule, WrapperConfig, matched_mean,
 //! };
 //!
 //! # fn main() -> Result<(), benchaudit_stress::StressError> {
@@ -40,7 +40,7 @@
 //! while wrapper.progress().successes < 5 {
 //!     let plan = wrapper.begin_step()?;
 //!     // A real harness would realise `plan.intents` with its EnvironmentAdapter here.
-//!     wrapper.end_step(if plan.faulted() { Outcome::Fault } else { Outcome::Success })?;
+//!     wrapper.end_step(if plan.faulted() { StepOutcome::Fault } else { StepOutcome::Success })?;
 //! }
 //! let trace = wrapper.into_trace();
 //! assert!(trace.steps.len() >= 5);
@@ -80,6 +80,6 @@ pub use progress::AgentProgress;
 pub use rng::{StepRng, step_key};
 pub use schedule::Schedule;
 pub use wrapper::{
-    AdversarialWrapper, Outcome, QuotaConfig, Squeeze, StepPlan, Trace, TraceStep, WrapperConfig,
-    slack,
+    AdversarialWrapper, QuotaConfig, Squeeze, StepOutcome, StepPlan, Trace, TraceStep,
+    WrapperConfig, slack,
 };

@@ -1,3 +1,4 @@
+// Over 600 lines: the step protocol and the unit tests that pin it (368 lines of code) read together.
 //! The agent–environment boundary: schedule, policy, quota and trace tied together.
 
 use serde::{Deserialize, Serialize};
@@ -76,7 +77,7 @@ pub const fn slack(quota: u32, squeeze_by: u32, required_successes: u32) -> i64 
 /// How a step ended, as reported by the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum StepOutcome {
     /// The step made progress (e.g. a page was fetched).
     Success,
     /// The step failed; it cancels one success.
@@ -99,7 +100,7 @@ pub struct TraceStep {
     /// What the adapter reported actually happening.
     pub realised: Vec<Realisation>,
     /// How the step ended; `None` while it is open.
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<StepOutcome>,
     /// Whether the quota squeeze fired at this step.
     pub squeezed: bool,
     /// Requests left after this step was charged; `None` without a quota.
@@ -289,15 +290,15 @@ impl<P: AdversaryPolicy> AdversarialWrapper<P> {
 
     /// Ends the open step with its outcome: a success or a fault updates progress (a fault
     /// cancels a success), a neutral step does not.
-    pub fn end_step(&mut self, outcome: Outcome) -> Result<(), StressError> {
+    pub fn end_step(&mut self, outcome: StepOutcome) -> Result<(), StressError> {
         let Some(entry) = self.trace.steps.last_mut().filter(|_| self.open) else {
             return Err(StressError::NoOpenStep);
         };
         entry.outcome = Some(outcome);
         match outcome {
-            Outcome::Success => self.progress.record_success(),
-            Outcome::Fault => self.progress.record_fault(),
-            Outcome::Neutral => {}
+            StepOutcome::Success => self.progress.record_success(),
+            StepOutcome::Fault => self.progress.record_fault(),
+            StepOutcome::Neutral => {}
         }
         self.trace.progress = self.progress;
         self.open = false;
@@ -389,7 +390,7 @@ mod tests {
 
     fn succeed(w: &mut AdversarialWrapper<Calm>) -> Result<(), StressError> {
         w.begin_step()?;
-        w.end_step(Outcome::Success)
+        w.end_step(StepOutcome::Success)
     }
 
     #[test]
@@ -424,7 +425,7 @@ mod tests {
         for left in [2, 1, 0] {
             w.begin_step().expect("quota left");
             assert_eq!(w.quota_remaining(), Some(left));
-            w.end_step(Outcome::Neutral).expect("open");
+            w.end_step(StepOutcome::Neutral).expect("open");
         }
         assert!(w.is_quota_exhausted());
         assert_eq!(
@@ -481,12 +482,12 @@ mod tests {
         };
         let mut w = AdversarialWrapper::new(config, Calm).expect("valid");
         w.begin_step().expect("step 0");
-        w.end_step(Outcome::Fault).expect("open");
+        w.end_step(StepOutcome::Fault).expect("open");
         w.begin_step().expect("step 1");
-        w.end_step(Outcome::Success).expect("open");
+        w.end_step(StepOutcome::Success).expect("open");
         // Two used; effective successes 0 → still calm.
         w.begin_step().expect("step 2");
-        w.end_step(Outcome::Success).expect("open");
+        w.end_step(StepOutcome::Success).expect("open");
         // Effective successes 1 → intensity 1 → squeeze to 1 < 3 used.
         assert_eq!(
             w.begin_step().map(|p| p.step),
@@ -509,7 +510,7 @@ mod tests {
         let mut w = AdversarialWrapper::new(config, Calm).expect("valid");
         for _ in 0..8 {
             w.begin_step().expect("quota");
-            w.end_step(Outcome::Success).expect("open");
+            w.end_step(StepOutcome::Success).expect("open");
         }
         assert_eq!(w.squeezed_at_step(), None);
         assert_eq!(w.quota_limit(), Some(8));
@@ -518,15 +519,21 @@ mod tests {
     #[test]
     fn step_protocol_errors() {
         let mut w = quota_wrapper(5, None);
-        assert_eq!(w.end_step(Outcome::Success), Err(StressError::NoOpenStep));
+        assert_eq!(
+            w.end_step(StepOutcome::Success),
+            Err(StressError::NoOpenStep)
+        );
         assert_eq!(w.record_realised(&[]), Err(StressError::NoOpenStep));
         w.begin_step().expect("first");
         assert_eq!(
             w.begin_step().map(|p| p.step),
             Err(StressError::StepAlreadyOpen { step: 0 })
         );
-        w.end_step(Outcome::Success).expect("open");
-        assert_eq!(w.end_step(Outcome::Success), Err(StressError::NoOpenStep));
+        w.end_step(StepOutcome::Success).expect("open");
+        assert_eq!(
+            w.end_step(StepOutcome::Success),
+            Err(StressError::NoOpenStep)
+        );
     }
 
     #[test]
@@ -539,11 +546,11 @@ mod tests {
         let mut w = AdversarialWrapper::new(config, Calm).expect("valid");
         let mut seen = Vec::new();
         for outcome in [
-            Outcome::Success,
-            Outcome::Success,
-            Outcome::Neutral,
-            Outcome::Fault,
-            Outcome::Success,
+            StepOutcome::Success,
+            StepOutcome::Success,
+            StepOutcome::Neutral,
+            StepOutcome::Fault,
+            StepOutcome::Success,
         ] {
             seen.push(w.begin_step().expect("no quota").intensity);
             w.end_step(outcome).expect("open");

@@ -3,8 +3,8 @@
 
 use benchaudit_stress::{
     AdversarialWrapper, AdversaryPolicy, AgentProgress, Arm, CorruptionKind, EnvironmentAdapter,
-    EscalatingAdversary, Outcome, Perturbation, QuotaConfig, Realisation, Realised, Schedule,
-    Squeeze, StepRng, StressError, WrapperConfig, matched_mean, simulate_always_retry,
+    EscalatingAdversary, Perturbation, QuotaConfig, Realisation, Realised, Schedule, Squeeze,
+    StepOutcome, StepRng, StressError, WrapperConfig, matched_mean, simulate_always_retry,
 };
 
 /// The value the test adapter uses as its distractor ("totals") unit.
@@ -158,9 +158,9 @@ fn run_episode(seed: u64, schedule: Schedule, pages: u32) -> (Vec<Result<Vec<u32
             .expect("no quota");
         let outcome = if realised.observation.is_ok() {
             next_page += 1;
-            Outcome::Success
+            StepOutcome::Success
         } else {
-            Outcome::Fault
+            StepOutcome::Fault
         };
         seen.push(realised.observation);
         wrapper.end_step(outcome).expect("open");
@@ -299,9 +299,9 @@ fn quota_episode(
         match wrapper.begin_step() {
             Ok(plan) => {
                 let outcome = if plan.faulted() {
-                    Outcome::Fault
+                    StepOutcome::Fault
                 } else {
-                    Outcome::Success
+                    StepOutcome::Success
                 };
                 wrapper.end_step(outcome).expect("open");
             }

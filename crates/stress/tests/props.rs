@@ -3,8 +3,8 @@
 //! rate stays in `[0, 1]`.
 
 use benchaudit_stress::{
-    AdversarialWrapper, AdversaryPolicy, AgentProgress, EscalatingAdversary, Outcome, Perturbation,
-    QuotaConfig, Schedule, Squeeze, StepRng, StressError, WrapperConfig, matched_mean,
+    AdversarialWrapper, AdversaryPolicy, AgentProgress, EscalatingAdversary, Perturbation,
+    QuotaConfig, Schedule, Squeeze, StepOutcome, StepRng, StressError, WrapperConfig, matched_mean,
     simulate_always_retry,
 };
 use proptest::prelude::*;
@@ -156,12 +156,12 @@ proptest! {
         };
         for o in outcomes {
             let outcome = match o {
-                0 => Outcome::Success,
-                1 => Outcome::Fault,
-                2 => Outcome::Neutral,
+                0 => StepOutcome::Success,
+                1 => StepOutcome::Fault,
+                2 => StepOutcome::Neutral,
                 // Protocol misuse: end without begin, or begin twice.
                 _ => {
-                    let _ = w.end_step(Outcome::Success);
+                    let _ = w.end_step(StepOutcome::Success);
                     let _ = w.begin_step();
                     continue;
                 }

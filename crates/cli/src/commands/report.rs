@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use benchaudit_report::{Options, write_compare_report, write_run_report};
+
 use crate::UsageError;
+use crate::args::MetricArg;
 use crate::output::print;
-use crate::report::compute::Options;
-use crate::report::model::Metric;
-use crate::report::{write_compare_report, write_run_report};
 
 /// Largest bootstrap B accepted on the command line (each row resamples B times).
 const MAX_RESAMPLES: usize = 1_000_000;
@@ -30,7 +30,7 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
     /// Per-episode metric: ground-truth F1, judge total / 100, or L1 coverage.
     #[arg(long, value_enum, default_value = "f1")]
-    pub metric: Metric,
+    pub metric: MetricArg,
     /// CVaR tail fraction α (mean of the ⌈α·n⌉ lowest values), in (0, 1].
     #[arg(long, default_value_t = 0.2, value_parser = parse_alpha)]
     pub alpha: f64,
@@ -88,7 +88,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         return Err(UsageError("give at least one --tau threshold".into()).into());
     }
     let opts = Options {
-        metric: args.metric,
+        metric: args.metric.into(),
         alpha: args.alpha,
         taus: args.tau.clone(),
         seed: args.seed,
@@ -105,6 +105,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         }
         _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
     };
+    for note in &written.notes {
+        eprintln!("note: {note}");
+    }
     let mut text = written.summary.clone();
     text.push_str(&format!("wrote {}:\n", written.out.display()));
     for f in &written.files {

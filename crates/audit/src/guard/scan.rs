@@ -1,0 +1,376 @@
+//! Reading numbers out of prose: identifiers, signs, separators, units, dates and versions,
+//! Markdown list markers and verbatim JSON strings (the rules of the module documentation).
+
+use std::collections::HashSet;
+
+use super::{NumberKind, ProseNumber};
+
+/// Characters trimmed from either end of a whitespace-delimited token before it is compared
+/// with JSON strings.
+fn is_wrapping(c: char) -> bool {
+    matches!(
+        c,
+        '`' | '\''
+            | '"'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | '<'
+            | '>'
+            | ','
+            | ';'
+            | ':'
+            | '!'
+            | '?'
+            | '*'
+            | '|'
+            | '“'
+            | '”'
+            | '‘'
+            | '’'
+    )
+}
+
+pub(super) fn trim_token(token: &str) -> &str {
+    let t = token.trim_matches(is_wrapping);
+    // A sentence-ending full stop is punctuation, not part of the token.
+    let t = t.strip_suffix('.').unwrap_or(t);
+    t.trim_matches(is_wrapping)
+}
+
+/// Replaces, by spaces of equal byte length, each token that is not a plain number and equals
+/// a JSON string (or piece of one). Returns the masked text and the number of tokens masked.
+pub(super) fn mask_verbatim(text: &str, strings: &HashSet<String>) -> (String, usize) {
+    let mut out = String::with_capacity(text.len());
+    let mut masked = 0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ws_len = rest.len() - rest.trim_start().len();
+        out.push_str(&rest[..ws_len]);
+        rest = &rest[ws_len..];
+        let token_len = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let token = &rest[..token_len];
+        let core = trim_token(token);
+        if !core.is_empty()
+            && core.chars().any(|c| c.is_ascii_digit())
+            && !is_plain_number(core)
+            && strings.contains(core)
+        {
+            out.extend(std::iter::repeat_n(' ', token.len()));
+            masked += 1;
+        } else {
+            out.push_str(token);
+        }
+        rest = &rest[token_len..];
+    }
+    (out, masked)
+}
+
+/// Whether `token` scans as exactly one plain number and nothing else: no date or version,
+/// no unit suffix (`4o` in a JSON string is a name such as a model's, not a figure).
+fn is_plain_number(token: &str) -> bool {
+    let chars: Vec<char> = token.chars().collect();
+    let start = usize::from(chars.first().is_some_and(|&c| is_sign(c)));
+    matches!(
+        parse_number(&chars, start),
+        Some(Parsed::Number { end, kind, .. }) if end == chars.len()
+            && !matches!(kind, NumberKind::Date | NumberKind::Version)
+    ) && chars
+        .last()
+        .is_some_and(|c| c.is_ascii_digit() || *c == '%')
+}
+
+/// Replaces Markdown ordered-list markers (CommonMark rules, see the module docs) by spaces.
+pub(super) fn mask_list_markers(text: &str) -> (String, usize) {
+    let mut out = String::with_capacity(text.len());
+    let mut count = 0;
+    // Whether the previous line lets a list item start here.
+    let mut may_start = true;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let indent = content.len() - content.trim_start().len();
+        let body = &content[indent..];
+        let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+        let marker = (1..=9).contains(&digits)
+            && body[digits..].starts_with(['.', ')'])
+            && (body.len() == digits + 1 || body[digits + 1..].starts_with([' ', '\t']));
+        let is_one = marker && body[..digits].trim_start_matches('0') == "1";
+        if marker && (may_start || is_one) {
+            out.push_str(&line[..indent]);
+            out.extend(std::iter::repeat_n(' ', digits + 1));
+            out.push_str(&line[indent + digits + 1..]);
+            count += 1;
+        } else {
+            out.push_str(line);
+        }
+        let bullet = body.starts_with("- ") || body.starts_with("* ") || body.starts_with("+ ");
+        may_start = body.is_empty() || marker || bullet || body.starts_with('#');
+    }
+    (out, count)
+}
+
+fn is_sign(c: char) -> bool {
+    matches!(c, '-' | '+' | '−')
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Whether a sign at a position after `prev` is a sign (not a hyphen or binary operator
+/// between two values).
+fn sign_allowed_after(prev: Option<char>) -> bool {
+    prev.is_none_or(|p| !(p.is_alphanumeric() || matches!(p, '_' | ')' | ']' | '}' | '.' | '%')))
+}
+
+/// Whether a number may start with `.` after `prev` (`.5` after a space or bracket).
+fn leading_dot_allowed_after(prev: Option<char>) -> bool {
+    prev.is_none_or(|p| {
+        p.is_whitespace() || matches!(p, '(' | '[' | '{' | '|' | '=' | '-' | '+' | '−')
+    })
+}
+
+enum Parsed {
+    /// A number ending at `end` (exclusive char index).
+    Number {
+        end: usize,
+        kind: NumberKind,
+        /// Normalised text to parse (digits, point, exponent; no separators, no `%`).
+        normal: String,
+        unit: f64,
+    },
+    /// Digits interleaved with letters (`515eb529`): an identifier ending at `end`.
+    Identifier { end: usize },
+}
+
+fn digits_from(chars: &[char], mut i: usize) -> usize {
+    while chars.get(i).is_some_and(char::is_ascii_digit) {
+        i += 1;
+    }
+    i
+}
+
+/// Parses a number whose digits (or leading `.`) start at `start`.
+fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
+    let at = |i: usize| chars.get(i).copied();
+    let mut normal = String::new();
+    let mut i = start;
+    // Integer part, with thousands groups.
+    let int_end = digits_from(chars, i);
+    let int_len = int_end - i;
+    normal.extend(&chars[i..int_end]);
+    i = int_end;
+    if int_len > 0 && int_len <= 3 && at(start) != Some('0') {
+        while at(i) == Some(',') && digits_from(chars, i + 1) == i + 4 {
+            normal.extend(&chars[i + 1..i + 4]);
+            i += 4;
+        }
+    }
+    // Date: YYYY-MM-DD.
+    if int_len == 4 && i == int_end {
+        let is_date = at(i) == Some('-')
+            && digits_from(chars, i + 1) == i + 3
+            && at(i + 3) == Some('-')
+            && digits_from(chars, i + 4) == i + 6
+            && !at(i + 6).is_some_and(is_word);
+        if is_date {
+            return Some(Parsed::Number {
+                end: i + 6,
+                kind: NumberKind::Date,
+                normal: String::new(),
+                unit: 0.0,
+            });
+        }
+    }
+    // Fraction.
+    let mut decimals: i32 = 0;
+    if at(i) == Some('.') && at(i + 1).is_some_and(|c| c.is_ascii_digit()) {
+        let frac_end = digits_from(chars, i + 1);
+        decimals = i32::try_from(frac_end - i - 1).unwrap_or(i32::MAX);
+        normal.push('.');
+        normal.extend(&chars[i + 1..frac_end]);
+        i = frac_end;
+        // A second dotted group makes a version (or address): 0.1.0, 10.0.0.1.
+        if at(i) == Some('.') && at(i + 1).is_some_and(|c| c.is_ascii_digit()) {
+            while at(i) == Some('.') && at(i + 1).is_some_and(|c| c.is_ascii_digit()) {
+                i = digits_from(chars, i + 1);
+            }
+            return Some(Parsed::Number {
+                end: i,
+                kind: NumberKind::Version,
+                normal: String::new(),
+                unit: 0.0,
+            });
+        }
+    }
+    if int_len == 0 && decimals == 0 {
+        return None;
+    }
+    // Exponent.
+    let mut exponent: i32 = 0;
+    let mut kind = if decimals > 0 {
+        NumberKind::Decimal
+    } else {
+        NumberKind::Integer
+    };
+    if matches!(at(i), Some('e' | 'E')) {
+        let sign_len = usize::from(matches!(at(i + 1), Some('+' | '-')));
+        let exp_start = i + 1 + sign_len;
+        let exp_end = digits_from(chars, exp_start);
+        if exp_end > exp_start && !at(exp_end).is_some_and(is_word) {
+            let exp_text: String = chars[i + 1..exp_end].iter().collect();
+            exponent = exp_text.parse::<i32>().unwrap_or(i32::MAX).clamp(-400, 400);
+            normal.push('e');
+            normal.push_str(&exp_text);
+            kind = NumberKind::Scientific;
+            i = exp_end;
+        }
+    }
+    // Suffix: letters only = unit (number kept); digits among them = identifier. An
+    // underscore ends the number (`_0.5_` is Markdown emphasis).
+    if at(i).is_some_and(char::is_alphanumeric) {
+        let mut j = i;
+        while at(j).is_some_and(char::is_alphanumeric) {
+            j += 1;
+        }
+        if chars[i..j].iter().any(char::is_ascii_digit) {
+            while at(j).is_some_and(is_word) {
+                j += 1;
+            }
+            return Some(Parsed::Identifier { end: j });
+        }
+        let unit = 10f64.powi((exponent - decimals).clamp(-300, 300));
+        return Some(Parsed::Number {
+            end: j,
+            kind,
+            normal,
+            unit,
+        });
+    }
+    // Percent sign, directly or after one space.
+    let percent_at = if at(i) == Some('%') {
+        Some(i)
+    } else if matches!(at(i), Some(' ' | '\u{a0}' | '\u{202f}')) && at(i + 1) == Some('%') {
+        Some(i + 1)
+    } else {
+        None
+    };
+    if let Some(p) = percent_at {
+        kind = NumberKind::Percent;
+        i = p + 1;
+    }
+    let unit = 10f64.powi((exponent - decimals).clamp(-300, 300));
+    Some(Parsed::Number {
+        end: i,
+        kind,
+        normal,
+        unit,
+    })
+}
+
+/// Extracts every number of `text` (list markers and verbatim tokens already masked).
+pub(super) fn scan(text: &str) -> Vec<ProseNumber> {
+    let chars: Vec<char> = text.chars().collect();
+    // Line and column of each char index.
+    let mut positions = Vec::with_capacity(chars.len() + 1);
+    let (mut line, mut column) = (1usize, 1usize);
+    for &c in &chars {
+        positions.push((line, column));
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    positions.push((line, column));
+    let mut numbers = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let prev = i.checked_sub(1).map(|p| chars[p]);
+        if c.is_alphabetic() {
+            i = skip_identifier(&chars, i);
+            continue;
+        }
+        let next = chars.get(i + 1).copied();
+        let after_next = chars.get(i + 2).copied();
+        let (sign_len, negative) = if is_sign(c)
+            && sign_allowed_after(prev)
+            && (next.is_some_and(|n| n.is_ascii_digit())
+                || (next == Some('.') && after_next.is_some_and(|n| n.is_ascii_digit())))
+        {
+            (1, c != '+')
+        } else {
+            (0, false)
+        };
+        let body = i + sign_len;
+        let starts_number = chars.get(body).is_some_and(char::is_ascii_digit)
+            || (chars.get(body) == Some(&'.')
+                && chars.get(body + 1).is_some_and(char::is_ascii_digit)
+                && (sign_len == 1 || leading_dot_allowed_after(prev)));
+        if !starts_number {
+            i += 1;
+            continue;
+        }
+        match parse_number(&chars, body) {
+            Some(Parsed::Number {
+                end,
+                kind,
+                normal,
+                unit,
+            }) => {
+                let text: String = chars[i..end].iter().collect();
+                let value = match kind {
+                    NumberKind::Date | NumberKind::Version => None,
+                    _ => {
+                        let magnitude = if normal.starts_with('.') {
+                            format!("0{normal}")
+                        } else {
+                            normal
+                        };
+                        magnitude
+                            .parse::<f64>()
+                            .ok()
+                            .map(|v| if negative { -v } else { v })
+                    }
+                };
+                let (line, column) = positions.get(i).copied().unwrap_or((line, column));
+                let text = match kind {
+                    // Dates and versions are compared with JSON strings without their sign.
+                    NumberKind::Date | NumberKind::Version => chars[body..end].iter().collect(),
+                    _ => text,
+                };
+                numbers.push(ProseNumber {
+                    text,
+                    value,
+                    kind,
+                    unit,
+                    line,
+                    column,
+                });
+                i = end.max(i + 1);
+            }
+            Some(Parsed::Identifier { end }) => i = end.max(i + 1),
+            None => i += 1,
+        }
+    }
+    numbers
+}
+
+/// Skips an identifier starting at `i`: a word and any `.`-joined word continuations.
+fn skip_identifier(chars: &[char], mut i: usize) -> usize {
+    loop {
+        while chars.get(i).is_some_and(|&c| is_word(c)) {
+            i += 1;
+        }
+        if chars.get(i) == Some(&'.') && chars.get(i + 1).is_some_and(|&c| is_word(c)) {
+            i += 1;
+        } else {
+            return i;
+        }
+    }
+}

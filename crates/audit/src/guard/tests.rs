@@ -1,0 +1,277 @@
+//! The guard's rules, one test per rule of the module documentation.
+
+#![allow(clippy::unwrap_used)]
+use super::*;
+use proptest::prelude::*;
+use serde_json::json;
+
+fn values(text: &str) -> Vec<(String, Option<f64>, NumberKind)> {
+    extract_numbers(text)
+        .into_iter()
+        .map(|n| (n.text, n.value, n.kind))
+        .collect()
+}
+
+fn texts(text: &str) -> Vec<String> {
+    extract_numbers(text).into_iter().map(|n| n.text).collect()
+}
+
+#[test]
+fn extracts_every_written_form() {
+    use NumberKind::*;
+    assert_eq!(
+        values("n = 60, mean 0.887, 98.7% and -0.25, 2,345 rows, 1.5e-3 and 2E+4."),
+        vec![
+            ("60".into(), Some(60.0), Integer),
+            ("0.887".into(), Some(0.887), Decimal),
+            ("98.7%".into(), Some(98.7), Percent),
+            ("-0.25".into(), Some(-0.25), Decimal),
+            ("2,345".into(), Some(2345.0), Integer),
+            ("1.5e-3".into(), Some(0.0015), Scientific),
+            ("2E+4".into(), Some(20000.0), Scientific),
+        ]
+    );
+    assert_eq!(values("Δ = −0.125")[0].1, Some(-0.125));
+    assert_eq!(values("CI [+0.002, +0.023]")[0].1, Some(0.002));
+    assert_eq!(values("from .5 up")[0].1, Some(0.5));
+    assert_eq!(values("95 % CI")[0], ("95 %".into(), Some(95.0), Percent));
+}
+
+#[test]
+fn identifiers_are_not_numbers() {
+    assert!(texts("L2 T3_duplicates F1 sha256 stats.json v0.1.0 x86_64 515eb529 2x2").is_empty());
+    // Digits after an identifier and a separator are numbers again.
+    assert_eq!(texts("CVaR@0.2 and Reliability@0.9"), vec!["0.2", "0.9"]);
+    assert_eq!(texts("run-2"), vec!["2"]);
+    // Unit suffixes keep the number.
+    assert_eq!(texts("10ms 3rd 2x"), vec!["10ms", "3rd", "2x"]);
+    // Markdown emphasis and code spans do not hide numbers.
+    assert_eq!(
+        texts("_0.887_ **0.5** `0.25` __init__"),
+        vec!["0.887", "0.5", "0.25"]
+    );
+}
+
+#[test]
+fn ranges_hyphens_and_dots() {
+    assert_eq!(texts("5-10"), vec!["5", "10"]);
+    assert_eq!(texts("0.30–0.40"), vec!["0.30", "0.40"]);
+    assert_eq!(values("[-0.30, +0.40]")[0].1, Some(-0.30));
+    assert_eq!(texts("seeds 0..9"), vec!["0", "9"]);
+    assert_eq!(texts("It was 60."), vec!["60"]);
+    assert_eq!(values("released 2026-06-17")[0].2, NumberKind::Date);
+    assert_eq!(values("version 0.1.0")[0].2, NumberKind::Version);
+    // A list written without spaces reads as a grouped number; documented.
+    assert_eq!(values("100,200")[0].1, Some(100_200.0));
+    assert_eq!(texts("0,123"), vec!["0", "123"]);
+}
+
+#[test]
+fn list_markers_follow_commonmark() {
+    let md =
+        "# Title\n\n1. first 0.5\n2. second\n3) third\n\nText ends\n2. continues the paragraph\n";
+    let (masked, count) = mask_list_markers(md);
+    assert_eq!(count, 3);
+    assert_eq!(texts(&masked), vec!["0.5", "2"]);
+    // Only 1. interrupts a paragraph.
+    let (_, count) = mask_list_markers("Text\n1. item\n");
+    assert_eq!(count, 1);
+    // Numbers in headings are checked.
+    assert_eq!(texts("## 2 Results"), vec!["2"]);
+}
+
+#[test]
+fn normalisation_accepts_equal_formattings() {
+    let j = json!({"judge": 0.987, "rows": 2345, "pct": 98.7, "level": 0.95});
+    for prose in [
+        "0.987", "0.9870", "0.99", "98.7%", "99%", "2,345", "2345", "2.345e3", "98.7", "95% CI",
+        "9.87e-1",
+    ] {
+        let r = check(prose, &j);
+        assert!(r.passed(), "{prose}: {r}");
+        assert_eq!(r.checked, 1, "{prose}");
+    }
+    for prose in [
+        "0.986", "0.98", "2,346", "2344", "98.6%", "-0.987", "1", "94%",
+    ] {
+        assert!(!check(prose, &j).passed(), "{prose} should be rejected");
+    }
+}
+
+#[test]
+fn integers_must_be_exact() {
+    let j = json!({"mean": 2.6, "n": 60});
+    assert!(check("n = 60", &j).passed());
+    assert!(!check("3 runs", &j).passed());
+    // With a decimal the rounding rule applies.
+    assert!(
+        check(
+            "mean 2.6 (about 3.0? no: 2.60)",
+            &json!({"m": 2.6, "x": 3.0})
+        )
+        .passed()
+    );
+}
+
+#[test]
+fn exact_ties_accept_either_neighbour() {
+    // 0.8875 is not exactly representable; either rounding is a correct rounding.
+    let j = json!({"x": 0.8875});
+    assert!(check("0.887", &j).passed());
+    assert!(check("0.888", &j).passed());
+    assert!(!check("0.886", &j).passed());
+    assert!(!check("0.889", &j).passed());
+}
+
+#[test]
+fn signs_must_agree() {
+    let j = json!({"delta": -0.398});
+    assert!(check("drop of -0.398", &j).passed());
+    assert!(check("drop of −0.398", &j).passed());
+    assert!(!check("drop of 0.398", &j).passed());
+    assert!(!check("drop of +0.398", &j).passed());
+    // -0.000 is zero.
+    assert!(check("-0.000", &json!({"d": 0.0001})).passed());
+}
+
+#[test]
+fn verbatim_strings_cover_compound_tokens_only() {
+    let j = json!({"run_dir": "runs/2026-06-17", "version": "0.1.0", "seeds": "0..9",
+                    "note": "retried 3 times"});
+    assert!(check("Run `runs/2026-06-17` (benchaudit 0.1.0), seeds 0..9.", &j).passed());
+    // A plain number inside a JSON string does not license the number.
+    assert!(!check("retried 3 times", &j).passed());
+    // Model names are quoted data when the JSON names them, numbers otherwise.
+    let models = json!({"policies": ["gpt-4o", "Qwen2.5-7B", "llama-3.3-70b", "4o"]});
+    assert!(check("| gpt-4o | Qwen2.5-7B, llama-3.3-70b and 4o |", &models).passed());
+    assert!(!check("gpt-5 and 4o-mini", &models).passed());
+    // A date or version not in the JSON is rejected.
+    assert!(!check("released 2026-06-18", &j).passed());
+    assert!(!check("benchaudit 0.2.0", &j).passed());
+}
+
+#[test]
+fn html_checks_rendered_text_only() {
+    let j = json!({"mean": 0.887, "n": 60});
+    let html = "<!doctype html><html><head><style>td { width: 12px; }</style>\
+        <script>var x = 42;</script></head><body>\
+        <p title=\"77\">mean <b>0.887</b> over n&nbsp;=&nbsp;60</p>\
+        <svg width=\"300\"><text x=\"5\">0.4</text><svg><text>0.6</text></svg></svg>\
+        <!-- 99 --><p>&#8722;0.887</p></body></html>";
+    let text = html_to_text(html);
+    assert!(!text.contains("42") && !text.contains("0.4") && !text.contains("0.6"));
+    let r = check_html(html, &j);
+    assert_eq!(r.checked, 3, "{text}");
+    assert_eq!(r.violations.len(), 1, "{r}");
+    assert_eq!(r.violations[0].number.value, Some(-0.887));
+}
+
+#[test]
+fn a_doctored_report_is_rejected_with_its_position() {
+    let j = json!({"rows": [{"policy": "oracle", "mean": 1.0, "worst": 1.0, "n": 60},
+                            {"policy": "no-dedup", "mean": 0.8875, "worst": 0.6, "n": 60}],
+                   "config": {"alpha": 0.2, "taus": [0.9, 0.5], "resamples": 2000, "level": 0.95}});
+    let report = "## Pooled (CVaR@0.2, B = 2000, 95% CI)\n\n\
+        | policy | n | mean | worst |\n|---|---|---|---|\n\
+        | oracle | 60 | 1.000 | 1.000 |\n| no-dedup | 60 | 0.887 | 0.600 |\n";
+    assert!(check(report, &j).passed(), "{}", check(report, &j));
+    let doctored = report.replace("0.600", "0.700");
+    let r = check(&doctored, &j);
+    assert!(!r.passed());
+    assert_eq!(r.violations.len(), 1);
+    let v = &r.violations[0];
+    let column = doctored.lines().nth(5).unwrap().find("0.700").unwrap() + 1;
+    assert_eq!(
+        (v.number.text.as_str(), v.number.line, v.number.column),
+        ("0.700", 6, column)
+    );
+    assert!(v.context.contains("no-dedup"));
+    // An invented sentence.
+    let invented = format!("{report}\nThe oracle solved 59 of 60 episodes.\n");
+    let r = check(&invented, &j);
+    assert_eq!(r.violations.len(), 1);
+    assert_eq!(r.violations[0].number.text, "59");
+}
+
+#[test]
+fn malformed_inputs_do_not_panic() {
+    let j = json!({"a": [1, 2.5, null, "x"], "b": {"c": -3}});
+    for s in [
+        "",
+        "-",
+        "+.",
+        "..5",
+        "1e",
+        "1e+",
+        "1e99999",
+        "9".repeat(400).as_str(),
+        "&#xFFFFFFFF;",
+        "&#;",
+        "<svg",
+        "<!--",
+        "1,",
+        "1,00",
+        "%",
+        "-%",
+        "é1",
+        "1é",
+    ] {
+        let _ = check(s, &j);
+        let _ = check_html(s, &j);
+    }
+    // An overflowing literal is a number the JSON cannot hold.
+    assert!(!check("1e999", &j).passed());
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        any::<f64>()
+            .prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
+        any::<i64>().prop_map(Value::from),
+        ".{0,12}".prop_map(Value::String),
+        Just(Value::Null),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z]{1,4}", inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn never_panics(prose in "\\PC{0,200}", json in json_value()) {
+        let r = check(&prose, &json);
+        prop_assert!(r.violations.len() <= r.checked);
+        let _ = check_html(&prose, &json);
+        let _ = extract_numbers(&prose);
+    }
+
+    #[test]
+    fn never_panics_on_number_soup(prose in "[-+−0-9.,%eE <>&#;x/a-z\n]{0,120}", json in json_value()) {
+        let _ = check(&prose, &json);
+        let _ = check_html(&prose, &json);
+    }
+
+    #[test]
+    fn formatted_json_numbers_pass(x in -1e6f64..1e6, decimals in 0usize..7) {
+        let j = json!({ "x": x });
+        let prose = format!("value {:.*} here", decimals.max(1), x);
+        let r = check(&prose, &j);
+        prop_assert!(r.passed(), "{prose}: {r}");
+        let pct = format!("{:.*}%", decimals, x * 100.0);
+        prop_assert!(check(&pct, &j).passed(), "{pct}");
+    }
+
+    #[test]
+    fn numbers_far_from_the_json_fail(x in -1e3f64..1e3, decimals in 1usize..6) {
+        let j = json!({ "x": x });
+        let unit = 10f64.powi(-(decimals as i32));
+        let off = format!("{:.*}", decimals, x + 3.0 * unit);
+        prop_assert!(!check(&off, &j).passed(), "{off} vs {x}");
+    }
+}

@@ -1,0 +1,109 @@
+//! Gaps across scaffolding levels and the judge-vs-ground-truth contrast.
+
+use std::collections::BTreeMap;
+
+use benchaudit_agents::{EpisodeRecord, Level, Outcome};
+use benchaudit_runs::JUDGE_SCALE;
+use benchaudit_stats::{mean, reliability_gap};
+
+use super::{Family, Grid, TaskSeeds, condition, label};
+use crate::error::{Result, stats};
+use crate::model::{Condition, LevelGap, ScorerContrast};
+
+/// Across-level gaps per (policy, arm, options) family present at two or more levels.
+pub(super) fn level_gaps(grid: &Grid, show_hash: bool) -> Result<Vec<LevelGap>> {
+    let mut families: BTreeMap<Family, BTreeMap<Level, &TaskSeeds>> = BTreeMap::new();
+    for (c, tasks) in grid {
+        families
+            .entry((c.policy.clone(), c.arm.clone(), c.options_hash.clone()))
+            .or_default()
+            .insert(c.level, tasks);
+    }
+    let mut out = Vec::new();
+    for ((policy, arm, options_hash), by_level) in families {
+        let (Some((&static_level, easy)), Some((&hardest_level, hard))) =
+            (by_level.first_key_value(), by_level.last_key_value())
+        else {
+            continue;
+        };
+        if static_level == hardest_level {
+            continue;
+        }
+        let cond = Condition {
+            policy: policy.clone(),
+            level: static_level,
+            arm: arm.clone(),
+            options_hash: options_hash.clone(),
+        };
+        let lbl = label(&cond, show_hash);
+        let flat = |t: &BTreeMap<String, BTreeMap<u64, f64>>| {
+            t.values()
+                .flat_map(|s| s.values().copied())
+                .collect::<Vec<_>>()
+        };
+        let gap = reliability_gap(&flat(easy), &flat(hard)).map_err(stats(&lbl))?;
+        out.push(LevelGap {
+            policy: policy.clone(),
+            arm: arm.clone(),
+            options_hash: options_hash.clone(),
+            label: lbl.clone(),
+            task_id: None,
+            static_level,
+            hardest_level,
+            gap,
+        });
+        for (task, easy_seeds) in easy.iter() {
+            let Some(hard_seeds) = hard.get(task) else {
+                continue;
+            };
+            let e: Vec<f64> = easy_seeds.values().copied().collect();
+            let h: Vec<f64> = hard_seeds.values().copied().collect();
+            out.push(LevelGap {
+                policy: policy.clone(),
+                arm: arm.clone(),
+                options_hash: options_hash.clone(),
+                label: lbl.clone(),
+                task_id: Some(task.clone()),
+                static_level,
+                hardest_level,
+                gap: reliability_gap(&e, &h).map_err(stats(&lbl))?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Mean F1 and mean judge / 100 per condition over scored, non-infra episodes.
+pub(super) fn scorer_contrast(
+    records: &[EpisodeRecord],
+    show_hash: bool,
+) -> Result<Vec<ScorerContrast>> {
+    let mut by: BTreeMap<Condition, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut sorted: Vec<&EpisodeRecord> = records
+        .iter()
+        .filter(|r| r.outcome != Outcome::InfraError)
+        .collect();
+    sorted.sort_by(|a, b| a.key.cmp(&b.key));
+    for r in sorted {
+        if let Some(s) = &r.scores
+            && s.f1.is_finite()
+            && s.judge_total.is_finite()
+        {
+            let e = by.entry(condition(r)).or_default();
+            e.0.push(s.f1);
+            e.1.push(s.judge_total / JUDGE_SCALE);
+        }
+    }
+    by.into_iter()
+        .map(|(c, (f1, judge))| {
+            let lbl = label(&c, show_hash);
+            Ok(ScorerContrast {
+                label: lbl.clone(),
+                n: f1.len(),
+                f1_mean: mean(&f1).map_err(stats(&lbl))?,
+                judge_mean: mean(&judge).map_err(stats(&lbl))?,
+                condition: c,
+            })
+        })
+        .collect()
+}

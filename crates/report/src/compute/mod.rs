@@ -1,0 +1,375 @@
+//! From ledger records to the numbers of `stats.json`.
+//!
+//! Exists to keep every statistical decision of a report in one pure, tested place:
+//!
+//! * **Value order.** The bootstrap resamples positions, so its CI depends on the order the
+//!   values are handed over. A cell's values are in ascending seed order; a pooled row's in
+//!   ascending (task, seed) order. A reader recomputing a CI must use the same order.
+//! * **Exclusions.** Infra-error episodes and episodes without the chosen metric are left
+//!   out and listed; nothing else is.
+//! * **Reliability gap** (SPEC §7, "static mean − hardest-level worst case"). Every row of a
+//!   table is one condition at one level, so its static and hardest sets coincide and the gap
+//!   is the row's mean minus its worst case (the paper's "mean–worst gap", Figure A9). For a
+//!   policy run at several scaffolding levels, [`LevelGap`] is the mean at the most scaffolded
+//!   level present (L0 before L1 before L2) minus the worst case at the least scaffolded one,
+//!   per task and pooled. For numeric dose arms the curve's gap is the mean at the lowest dose
+//!   minus the worst case at the highest dose.
+//!
+//! The submodules: [`levels`] (gaps across levels, judge vs ground truth), [`paired`] (A/B
+//! arms, run-vs-run comparisons, Holm), [`curves`] (degradation doses). The 2×2 joint
+//! intervention is the audit's one computation ([`benchaudit_audit::joint::compute`]).
+
+mod curves;
+mod levels;
+mod paired;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use benchaudit_agents::{EpisodeRecord, Level, Outcome};
+use benchaudit_runs::JUDGE_SCALE;
+use benchaudit_stats::{PairedConfig, SummaryConfig, five_numbers, reliability_gap, summarize};
+
+pub use curves::arm_dose;
+pub use paired::compare_stats;
+
+use crate::error::{Error, Result, stats};
+use crate::load::Loaded;
+use crate::model::{
+    CellStats, Condition, Excluded, Metric, PooledStats, RecordTally, RunStats, SCHEMA, SeedValue,
+    Settings, Tool,
+};
+
+/// Report settings chosen on the command line.
+///
+/// Exists so the computation receives one value with every parameter its numbers depend on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Metric.
+    pub metric: Metric,
+    /// CVaR α.
+    pub alpha: f64,
+    /// Reliability thresholds.
+    pub taus: Vec<f64>,
+    /// Bootstrap seed.
+    pub seed: u64,
+    /// Bootstrap replicates.
+    pub resamples: usize,
+}
+
+impl Options {
+    /// The defaults of `benchaudit report` on `metric`: CVaR@0.2, Reliability@0.9 and @0.5,
+    /// bootstrap seed 0, B = 2000.
+    pub fn new(metric: Metric) -> Self {
+        Options {
+            metric,
+            alpha: benchaudit_stats::DEFAULT_ALPHA,
+            taus: benchaudit_stats::DEFAULT_TAUS.to_vec(),
+            seed: 0,
+            resamples: benchaudit_stats::DEFAULT_RESAMPLES,
+        }
+    }
+
+    pub(super) fn summary_config(&self) -> SummaryConfig {
+        SummaryConfig {
+            alpha: self.alpha,
+            taus: self.taus.clone(),
+            seed: self.seed,
+            resamples: self.resamples,
+            ..SummaryConfig::default()
+        }
+    }
+
+    pub(super) fn paired_config(&self) -> PairedConfig {
+        PairedConfig {
+            seed: self.seed,
+            resamples: self.resamples,
+            ..PairedConfig::default()
+        }
+    }
+
+    pub(super) fn settings(&self) -> Settings {
+        let s = self.summary_config();
+        Settings {
+            metric: self.metric,
+            metric_label: self.metric.label().to_string(),
+            alpha: self.alpha,
+            taus: self.taus.clone(),
+            seed: self.seed,
+            resamples: self.resamples,
+            level: s.level,
+            permutation_samples: self.paired_config().permutation_samples,
+            judge_scale: JUDGE_SCALE,
+        }
+    }
+}
+
+/// Whether labels must show the options hash: only when some (policy, level, arm) occurs
+/// under several option sets (a stress arm changes the options, so arms alone differ in hash).
+fn hash_needed<'a>(conditions: impl IntoIterator<Item = &'a Condition>) -> bool {
+    let mut seen: BTreeMap<(&str, Level, Option<&str>), &str> = BTreeMap::new();
+    for c in conditions {
+        let key = (c.policy.as_str(), c.level, c.arm.as_deref());
+        if seen
+            .insert(key, c.options_hash.as_str())
+            .is_some_and(|h| h != c.options_hash)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// The display label of a condition: the policy, its arm in brackets, and the options hash
+/// when the same (policy, level, arm) occurs under several option sets.
+pub(super) fn label(c: &Condition, show_hash: bool) -> String {
+    let mut s = c.policy.clone();
+    if let Some(arm) = &c.arm {
+        s.push_str(&format!(" [{arm}]"));
+    }
+    if show_hash {
+        s.push_str(&format!(" #{}", c.options_hash));
+    }
+    s
+}
+
+pub(super) fn condition(r: &EpisodeRecord) -> Condition {
+    Condition {
+        policy: r.key.policy.clone(),
+        level: r.key.level,
+        arm: r.key.arm.clone(),
+        options_hash: r.key.options_hash.clone(),
+    }
+}
+
+/// Splits records into usable (condition, task, seed, value) observations and exclusions.
+pub(super) fn observations(
+    records: &[EpisodeRecord],
+    metric: Metric,
+) -> (Vec<Observation>, RecordTally, Vec<Excluded>) {
+    let mut obs = Vec::new();
+    let mut excluded = Vec::new();
+    let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut infra, mut missing) = (0, 0);
+    for r in records {
+        let outcome = serde_json::to_value(r.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *outcomes.entry(outcome).or_default() += 1;
+        let reason = if r.outcome == Outcome::InfraError {
+            infra += 1;
+            Some("infra_error")
+        } else if let Some(v) = metric.of(r) {
+            obs.push((condition(r), r.key.task_id.clone(), r.key.seed, v));
+            None
+        } else {
+            missing += 1;
+            Some("missing_metric")
+        };
+        if let Some(reason) = reason {
+            excluded.push(Excluded {
+                policy: r.key.policy.clone(),
+                level: r.key.level,
+                task_id: r.key.task_id.clone(),
+                seed: r.key.seed,
+                arm: r.key.arm.clone(),
+                reason: reason.to_string(),
+                error: r.error.clone(),
+            });
+        }
+    }
+    let counts = RecordTally {
+        total: records.len(),
+        used: obs.len(),
+        infra_errors: infra,
+        missing_metric: missing,
+        outcomes,
+    };
+    (obs, counts, excluded)
+}
+
+/// Computes every statistic of a run report except the figure list.
+///
+/// Exists as the pure core of `benchaudit report RUN_DIR`.
+///
+/// # Errors
+/// [`Error::Invalid`] when no episode has the chosen metric or a setting is invalid (bad
+/// α/τ); a statistics error otherwise.
+pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
+    let (obs, episodes, excluded) = observations(&loaded.records, opts.metric);
+    if obs.is_empty() {
+        return Err(Error::Invalid(format!(
+            "no episode in {} has the metric `{}` ({} infra errors, {} without it){}",
+            loaded.source.run_dir,
+            opts.metric.flag(),
+            episodes.infra_errors,
+            episodes.missing_metric,
+            if opts.metric == Metric::Coverage {
+                "; coverage is recorded at L0 and L1 only"
+            } else {
+                ""
+            }
+        )));
+    }
+    let config = opts.summary_config();
+    // condition → task → seed → value (BTreeMaps give the documented orders).
+    let mut grid: Grid = BTreeMap::new();
+    for (c, task, seed, v) in &obs {
+        grid.entry(c.clone())
+            .or_default()
+            .entry(task.clone())
+            .or_default()
+            .insert(*seed, *v);
+    }
+    let show_hash = hash_needed(grid.keys());
+
+    let mut cells = Vec::new();
+    let mut pooled = Vec::new();
+    for (c, tasks) in &grid {
+        let lbl = label(c, show_hash);
+        let mut all = Vec::new();
+        for (task, seeds) in tasks {
+            let values: Vec<f64> = seeds.values().copied().collect();
+            let what = format!("{lbl} {} {task}", c.level);
+            let summary = summarize(&values, &config)
+                .map_err(stats(&what))
+                .map_err(usage_if_setting(opts))?;
+            cells.push(CellStats {
+                condition: c.clone(),
+                label: lbl.clone(),
+                task_id: task.clone(),
+                gap: reliability_gap(&values, &values).map_err(stats(&what))?,
+                five: five_numbers(&values).map_err(stats(&what))?,
+                summary,
+                values: seeds
+                    .iter()
+                    .map(|(&seed, &value)| SeedValue { seed, value })
+                    .collect(),
+            });
+            all.extend(values);
+        }
+        let what = format!("{lbl} {}", c.level);
+        pooled.push(PooledStats {
+            condition: c.clone(),
+            label: lbl.clone(),
+            tasks: tasks.len(),
+            summary: summarize(&all, &config)
+                .map_err(stats(&what))
+                .map_err(usage_if_setting(opts))?,
+            five: five_numbers(&all).map_err(stats(&what))?,
+            gap: reliability_gap(&all, &all).map_err(stats(&what))?,
+        });
+    }
+
+    let levels: Vec<Level> = obs
+        .iter()
+        .map(|o| o.0.level)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let tasks: Vec<String> = obs
+        .iter()
+        .map(|o| o.1.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let policies: Vec<String> = obs
+        .iter()
+        .map(|o| o.0.policy.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let seeds: Vec<u64> = obs
+        .iter()
+        .map(|o| o.2)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let level_gaps = levels::level_gaps(&grid, show_hash)?;
+    let scorers = levels::scorer_contrast(&loaded.records, show_hash)?;
+    let joint = joint(&loaded.records, show_hash);
+    let ab = paired::ab_section(&grid, opts, show_hash)?;
+    let degradation = curves::curves(&grid, opts)?;
+    Ok(RunStats {
+        schema: SCHEMA.to_string(),
+        kind: "run".to_string(),
+        tool: tool(),
+        source: loaded.source.clone(),
+        settings: opts.settings(),
+        episodes,
+        excluded,
+        levels,
+        policy_count: policies.len(),
+        task_count: tasks.len(),
+        seed_count: seeds.len(),
+        tasks,
+        policies,
+        seeds,
+        conditions: grid.len(),
+        cells,
+        pooled,
+        level_gaps,
+        scorers,
+        joint,
+        ab,
+        degradation,
+        figures: Vec::new(),
+    })
+}
+
+/// Bad α or τ values are the user's: report them as usage errors (exit 2).
+fn usage_if_setting(opts: &Options) -> impl Fn(Error) -> Error + '_ {
+    move |e| {
+        let bad_alpha = !(opts.alpha > 0.0 && opts.alpha <= 1.0);
+        let bad_tau = opts.taus.iter().any(|t| !t.is_finite());
+        match e {
+            Error::Stats { what, source } if bad_alpha || bad_tau || opts.resamples == 0 => {
+                Error::Invalid(format!("{what}: {source}"))
+            }
+            e => e,
+        }
+    }
+}
+
+/// The 2×2, as the audit computes it, with rows best first in the repaired cell (L2 × ground
+/// truth), as in the spectrum.
+fn joint(records: &[EpisodeRecord], show_hash: bool) -> Option<benchaudit_audit::joint::Joint> {
+    let label_of = |policy: &str, arm: Option<&str>, options_hash: &str| {
+        let c = Condition {
+            policy: policy.to_string(),
+            level: Level::L0,
+            arm: arm.map(str::to_string),
+            options_hash: options_hash.to_string(),
+        };
+        label(&c, show_hash)
+    };
+    let mut joint = benchaudit_audit::joint::compute(records, &label_of)?;
+    joint.rows.sort_by(|a, b| {
+        b.l2_truth
+            .total_cmp(&a.l2_truth)
+            .then_with(|| a.label.cmp(&b.label))
+    });
+    Some(joint)
+}
+
+pub(super) fn tool() -> Tool {
+    Tool {
+        name: "benchaudit".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// One usable episode: (condition, task, seed, metric value).
+pub(super) type Observation = (Condition, String, u64, f64);
+/// (policy, arm, options hash): a condition without its level.
+pub(super) type Family = (String, Option<String>, String);
+/// (policy, level, arm or qualifier, task): one paired table row.
+pub(super) type PairKey = (String, Level, Option<String>, String);
+/// Paired values per row: seed → (first, second).
+pub(super) type Pairs = BTreeMap<PairKey, BTreeMap<u64, (f64, f64)>>;
+/// Dose arms of one (policy, level): (dose, condition, values).
+pub(super) type Doses<'a> = Vec<(f64, &'a Condition, &'a TaskSeeds)>;
+/// task → seed → value.
+pub(super) type TaskSeeds = BTreeMap<String, BTreeMap<u64, f64>>;
+/// condition → task → seed → value.
+pub(super) type Grid = BTreeMap<Condition, TaskSeeds>;

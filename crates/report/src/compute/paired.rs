@@ -1,0 +1,294 @@
+//! Paired comparisons: constant vs escalating arms within a run, and run B vs run A, each with
+//! a Holm adjustment within its table.
+
+use std::collections::BTreeMap;
+
+use benchaudit_agents::Level;
+use benchaudit_stats::{PairedComparison, compare_paired, holm_adjust};
+
+use super::curves::{Side, arm_side};
+use super::{Grid, Observation, Options, Pairs, TaskSeeds, observations, tool};
+use crate::error::{Error, Result, stats};
+use crate::load::Loaded;
+use crate::model::{CompareStats, Condition, PairedRow, PairedSection, SCHEMA};
+
+fn paired_row(
+    policy: &str,
+    level: Level,
+    arm: Option<String>,
+    task_id: Option<String>,
+    label: String,
+    cmp: &PairedComparison,
+    b_minus_a: bool,
+) -> PairedRow {
+    // `cmp` was computed as first − second; for B − A the first argument was B.
+    let (mean_a, mean_b) = if b_minus_a {
+        (cmp.mean_b, cmp.mean_a)
+    } else {
+        (cmp.mean_a, cmp.mean_b)
+    };
+    PairedRow {
+        policy: policy.to_string(),
+        level,
+        arm,
+        task_id,
+        label,
+        n: cmp.n,
+        mean_a,
+        mean_b,
+        delta: cmp.mean_delta,
+        delta_ci: (&cmp.delta_ci).into(),
+        p_value: cmp.sign_flip.p_value,
+        p_method: cmp.sign_flip.method.clone(),
+        p_holm: cmp.sign_flip.p_value,
+        cliffs_delta: cmp.cliffs_delta,
+        cliffs_ci: (&cmp.cliffs_ci).into(),
+        positive: cmp.positive,
+        negative: cmp.negative,
+        ties: cmp.ties,
+        ci_excludes_zero: cmp.delta_ci.excludes_zero_above() || cmp.delta_ci.excludes_zero_below(),
+    }
+}
+
+/// Fills `p_holm` over one family of rows.
+fn holm(rows: &mut [PairedRow]) -> Result<()> {
+    let p: Vec<f64> = rows.iter().map(|r| r.p_value).collect();
+    let adjusted = holm_adjust(&p).map_err(stats("Holm adjustment"))?;
+    for (r, a) in rows.iter_mut().zip(adjusted) {
+        r.p_holm = a;
+    }
+    Ok(())
+}
+
+/// A paired table from matched values: `pairs` maps (policy, level, arm, task) → seed →
+/// (first, second); Δ = first − second.
+fn paired_tables(
+    pairs: &Pairs,
+    opts: &Options,
+    b_minus_a: bool,
+    label_of: &dyn Fn(&str, Level, Option<&str>) -> String,
+) -> Result<(Vec<PairedRow>, Vec<PairedRow>)> {
+    let config = opts.paired_config();
+    let mut rows = Vec::new();
+    type GroupKey = (String, Level, Option<String>);
+    let mut pooled_values: BTreeMap<GroupKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for ((policy, level, arm, task), seeds) in pairs {
+        let first: Vec<f64> = seeds.values().map(|p| p.0).collect();
+        let second: Vec<f64> = seeds.values().map(|p| p.1).collect();
+        let lbl = label_of(policy, *level, arm.as_deref());
+        let cmp =
+            compare_paired(&first, &second, &config).map_err(stats(&format!("{lbl} {task}")))?;
+        rows.push(paired_row(
+            policy,
+            *level,
+            arm.clone(),
+            Some(task.clone()),
+            lbl,
+            &cmp,
+            b_minus_a,
+        ));
+        let e = pooled_values
+            .entry((policy.clone(), *level, arm.clone()))
+            .or_default();
+        e.0.extend(first);
+        e.1.extend(second);
+    }
+    let mut pooled = Vec::new();
+    for ((policy, level, arm), (first, second)) in &pooled_values {
+        let lbl = label_of(policy, *level, arm.as_deref());
+        let cmp = compare_paired(first, second, &config).map_err(stats(&lbl))?;
+        pooled.push(paired_row(
+            policy,
+            *level,
+            arm.clone(),
+            None,
+            lbl,
+            &cmp,
+            b_minus_a,
+        ));
+    }
+    holm(&mut rows)?;
+    holm(&mut pooled)?;
+    Ok((rows, pooled))
+}
+
+/// Constant vs escalating arms paired by (task, seed) within (policy, level).
+///
+/// An arm changes the run options, so the two sides carry different options hashes; they are
+/// paired when a (policy, level) holds exactly one constant and one escalating condition.
+/// A (policy, level) with both sides but several of either (e.g. a quota sweep) is ambiguous
+/// and listed in `skipped` rather than guessed; one with a single side is not an A/B design.
+pub(super) fn ab_section(
+    grid: &Grid,
+    opts: &Options,
+    show_hash: bool,
+) -> Result<Option<PairedSection>> {
+    type Sides<'a> = (
+        Vec<(&'a Condition, &'a TaskSeeds)>,
+        Vec<(&'a Condition, &'a TaskSeeds)>,
+    );
+    let mut by: BTreeMap<(String, Level), Sides<'_>> = BTreeMap::new();
+    for (c, tasks) in grid {
+        match arm_side(c.arm.as_deref()) {
+            Some(Side::Constant) => by
+                .entry((c.policy.clone(), c.level))
+                .or_default()
+                .0
+                .push((c, tasks)),
+            Some(Side::Escalating) => by
+                .entry((c.policy.clone(), c.level))
+                .or_default()
+                .1
+                .push((c, tasks)),
+            None => {}
+        }
+    }
+    // A design needs both sides; a (policy, level) with only constant doses is a degradation
+    // sweep, not an A/B comparison.
+    by.retain(|_, (constant, escalating)| !constant.is_empty() && !escalating.is_empty());
+    if by.is_empty() {
+        return Ok(None);
+    }
+    let mut pairs = BTreeMap::new();
+    let (mut unpaired_a, mut unpaired_b, mut n_pairs) = (0, 0, 0);
+    let mut skipped = Vec::new();
+    let count = |t: &TaskSeeds| t.values().map(BTreeMap::len).sum::<usize>();
+    for ((policy, level), (constant, escalating)) in &by {
+        let (&[(c_cond, c_tasks)], &[(_, e_tasks)]) = (constant.as_slice(), escalating.as_slice())
+        else {
+            skipped.push(format!("{policy} {level}"));
+            unpaired_a += constant.iter().map(|(_, t)| count(t)).sum::<usize>();
+            unpaired_b += escalating.iter().map(|(_, t)| count(t)).sum::<usize>();
+            continue;
+        };
+        let qualifier = show_hash.then(|| format!("#{}", c_cond.options_hash));
+        for (task, c_seeds) in c_tasks {
+            let e_seeds = e_tasks.get(task);
+            for (seed, cv) in c_seeds {
+                match e_seeds.and_then(|s| s.get(seed)) {
+                    Some(ev) => {
+                        pairs
+                            .entry((policy.clone(), *level, qualifier.clone(), task.clone()))
+                            .or_insert_with(BTreeMap::new)
+                            .insert(*seed, (*cv, *ev));
+                        n_pairs += 1;
+                    }
+                    None => unpaired_a += 1,
+                }
+            }
+        }
+        for (task, e_seeds) in e_tasks {
+            unpaired_b += e_seeds
+                .keys()
+                .filter(|s| c_tasks.get(task).is_none_or(|c| !c.contains_key(s)))
+                .count();
+        }
+    }
+    if pairs.is_empty() && skipped.is_empty() {
+        return Ok(None);
+    }
+    let label_of = |policy: &str, level: Level, q: Option<&str>| match q {
+        Some(q) => format!("{policy} {level} {q}"),
+        None => format!("{policy} {level}"),
+    };
+    let (mut rows, mut pooled) = paired_tables(&pairs, opts, false, &label_of)?;
+    // The qualifier only disambiguated labels; the arms are the two sides here.
+    for r in rows.iter_mut().chain(pooled.iter_mut()) {
+        r.arm = None;
+    }
+    Ok(Some(PairedSection {
+        a: "constant".to_string(),
+        b: "escalating".to_string(),
+        delta: "a - b".to_string(),
+        paired_by: "(policy, level, task, seed)".to_string(),
+        pairs: n_pairs,
+        unpaired_a,
+        unpaired_b,
+        skipped,
+        rows,
+        pooled,
+    }))
+}
+
+/// Computes a run-vs-run comparison: episodes of A and B paired by (policy, level, arm, task,
+/// seed), Δ = B − A (positive = B scores higher).
+///
+/// Exists as the pure core of `benchaudit report --compare RUN_A RUN_B`. The options hash is
+/// not part of the pairing key: comparing two option sets (e.g. submission protocols) is a
+/// main use. A run that holds one key under several option sets is ambiguous and rejected.
+///
+/// # Errors
+/// [`Error::Invalid`] when nothing pairs or a run is ambiguous; a statistics error otherwise.
+pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareStats> {
+    type Key = (String, Level, Option<String>, String, u64);
+    let (obs_a, counts_a, _) = observations(&a.records, opts.metric);
+    let (obs_b, counts_b, _) = observations(&b.records, opts.metric);
+    let index = |obs: &[Observation], name: &str| -> Result<BTreeMap<Key, f64>> {
+        let mut m = BTreeMap::new();
+        for (c, task, seed, v) in obs {
+            let key = (
+                c.policy.clone(),
+                c.level,
+                c.arm.clone(),
+                task.clone(),
+                *seed,
+            );
+            if m.insert(key, *v).is_some() {
+                return Err(Error::Invalid(format!(
+                    "run {name} holds {} {} {task} seed {seed} under several option sets; compare runs with one option set each",
+                    c.policy, c.level
+                )));
+            }
+        }
+        Ok(m)
+    };
+    let va = index(&obs_a, "A")?;
+    let vb = index(&obs_b, "B")?;
+    let mut pairs: Pairs = BTreeMap::new();
+    for ((policy, level, arm, task, seed), x) in &va {
+        if let Some(y) = vb.get(&(policy.clone(), *level, arm.clone(), task.clone(), *seed)) {
+            // First − second = B − A.
+            pairs
+                .entry((policy.clone(), *level, arm.clone(), task.clone()))
+                .or_default()
+                .insert(*seed, (*y, *x));
+        }
+    }
+    let n_pairs: usize = pairs.values().map(BTreeMap::len).sum();
+    if n_pairs == 0 {
+        return Err(Error::Invalid(format!(
+            "no episode of {} has a partner in {} with the same (policy, level, arm, task, seed) and the metric `{}`",
+            a.source.run_dir,
+            b.source.run_dir,
+            opts.metric.flag()
+        )));
+    }
+    let label_of = |policy: &str, level: Level, arm: Option<&str>| match arm {
+        Some(arm) => format!("{policy} {level} [{arm}]"),
+        None => format!("{policy} {level}"),
+    };
+    let (rows, pooled) = paired_tables(&pairs, opts, true, &label_of)?;
+    Ok(CompareStats {
+        schema: SCHEMA.to_string(),
+        kind: "compare".to_string(),
+        tool: tool(),
+        source_a: a.source.clone(),
+        source_b: b.source.clone(),
+        settings: opts.settings(),
+        episodes_a: counts_a,
+        episodes_b: counts_b,
+        comparison: PairedSection {
+            a: a.source.run_dir.clone(),
+            b: b.source.run_dir.clone(),
+            delta: "b - a".to_string(),
+            paired_by: "(policy, level, arm, task, seed)".to_string(),
+            pairs: n_pairs,
+            unpaired_a: va.len() - n_pairs,
+            unpaired_b: vb.len() - n_pairs,
+            skipped: Vec::new(),
+            rows,
+            pooled,
+        },
+        figures: Vec::new(),
+    })
+}

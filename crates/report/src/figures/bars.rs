@@ -1,0 +1,317 @@
+//! Grouped bar figures: the judge probe (judge vs ground truth per submission kind) and the
+//! scaffolding spectrum (one bar per scaffolding level per model).
+
+use super::bail;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::style::{self, JUDGE, TRUTH, anchored, num, series_color};
+use super::{DrawResult, Figure, check_finite};
+
+/// Judge vs ground truth for each forged submission kind (or each policy of a run).
+///
+/// Exists to make the two scorer artifacts visible at a glance: a floored empty submission
+/// and a fabricated one the judge cannot tell from the correct one. `judge[i]` and `truth[i]`
+/// belong to `kinds[i]`, both on the same 0–1 scale (judge total / 100).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeBarsData {
+    /// Title.
+    pub title: String,
+    /// Submission kinds (correct, empty, fabricated, …) or policies.
+    pub kinds: Vec<String>,
+    /// Judge score per kind, on 0–1.
+    pub judge: Vec<f64>,
+    /// Ground-truth score per kind.
+    pub truth: Vec<f64>,
+    /// Legend text of the judge bars.
+    pub judge_label: String,
+    /// Legend text of the ground-truth bars.
+    pub truth_label: String,
+    /// Y axis description.
+    pub y_label: String,
+}
+
+impl ProbeBarsData {
+    fn bars(&self) -> GroupedBars {
+        GroupedBars {
+            title: self.title.clone(),
+            note: None,
+            groups: self.kinds.clone(),
+            series: vec![
+                (self.judge_label.clone(), JUDGE),
+                (self.truth_label.clone(), TRUTH),
+            ],
+            values: self
+                .judge
+                .iter()
+                .zip(&self.truth)
+                .map(|(j, t)| vec![Some(*j), Some(*t)])
+                .collect(),
+            y_label: self.y_label.clone(),
+        }
+    }
+}
+
+impl Figure for ProbeBarsData {
+    fn validate(&self) -> crate::Result<()> {
+        if self.judge.len() != self.kinds.len() || self.truth.len() != self.kinds.len() {
+            bail!(
+                "judge probe: {} kinds, {} judge values, {} ground-truth values",
+                self.kinds.len(),
+                self.judge.len(),
+                self.truth.len()
+            );
+        }
+        self.bars().validate()
+    }
+
+    fn size(&self) -> crate::Result<(u32, u32)> {
+        self.bars().size()
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        self.bars().draw(root)
+    }
+}
+
+/// Mean score per model at each scaffolding level (`None` = not run at that level).
+///
+/// Exists because a number quoted without its scaffolding level is not interpretable: the
+/// same models side by side at each level show where differences appear and vanish.
+/// `values[m][l]` is model `m` at `levels[l]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaffoldingData {
+    /// Title.
+    pub title: String,
+    /// Models or policies.
+    pub models: Vec<String>,
+    /// Level names, in bar order (e.g. "L0", "L1", "L2", possibly with the metric).
+    pub levels: Vec<String>,
+    /// Values, one inner vector per model with one entry per level.
+    pub values: Vec<Vec<Option<f64>>>,
+    /// Y axis description.
+    pub y_label: String,
+    /// A caption line under the title (e.g. which metric each level uses).
+    pub note: Option<String>,
+}
+
+impl ScaffoldingData {
+    fn bars(&self) -> GroupedBars {
+        GroupedBars {
+            title: self.title.clone(),
+            note: self.note.clone(),
+            groups: self.models.clone(),
+            series: self
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l.clone(), series_color(i)))
+                .collect(),
+            values: self.values.clone(),
+            y_label: self.y_label.clone(),
+        }
+    }
+}
+
+impl Figure for ScaffoldingData {
+    fn validate(&self) -> crate::Result<()> {
+        self.bars().validate()
+    }
+
+    fn size(&self) -> crate::Result<(u32, u32)> {
+        self.bars().size()
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        self.bars().draw(root)
+    }
+}
+
+/// Groups of bars, one bar per series in each group.
+struct GroupedBars {
+    title: String,
+    note: Option<String>,
+    groups: Vec<String>,
+    series: Vec<(String, RGBColor)>,
+    values: Vec<Vec<Option<f64>>>,
+    y_label: String,
+}
+
+const BAR: u32 = 48;
+const HEIGHT: u32 = 580;
+const LEFT_AXIS: u32 = 84;
+
+impl GroupedBars {
+    fn group_width(&self) -> crate::Result<u32> {
+        let label = style::max_width(self.groups.iter().map(String::as_str), style::LABEL)? + 28;
+        Ok(label.max(BAR * self.series.len() as u32 + 36))
+    }
+
+    fn top(&self) -> u32 {
+        if self.note.is_some() { 112 } else { 88 }
+    }
+}
+
+impl Figure for GroupedBars {
+    fn validate(&self) -> crate::Result<()> {
+        if self.groups.is_empty() || self.series.is_empty() {
+            bail!("a bar figure needs at least one group and one series");
+        }
+        if self.values.len() != self.groups.len() {
+            bail!(
+                "{} value rows for {} groups",
+                self.values.len(),
+                self.groups.len()
+            );
+        }
+        for (g, row) in self.groups.iter().zip(&self.values) {
+            if row.len() != self.series.len() {
+                bail!(
+                    "group {g} has {} values for {} series",
+                    row.len(),
+                    self.series.len()
+                );
+            }
+            check_finite(g, row.iter().flatten())?;
+        }
+        Ok(())
+    }
+
+    fn size(&self) -> crate::Result<(u32, u32)> {
+        let plot = self.group_width()? * self.groups.len() as u32;
+        let head = style::head_width(&self.title, self.note.as_deref())?;
+        Ok(((LEFT_AXIS + plot + 40).max(head).max(640), HEIGHT))
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        style::head(root, &self.title, self.note.as_deref())?;
+        let (width, _) = root.dim_in_pixel();
+        let cx = width as i32 / 2;
+        let legend_y = if self.note.is_some() { 84 } else { 58 };
+        // Legend: swatch + name per series, centred.
+        let widths: Vec<i32> = self
+            .series
+            .iter()
+            .map(|(s, _)| style::text_size(s, style::SUBTITLE).map_or(100, |(w, _)| w as i32))
+            .collect();
+        let total: i32 =
+            widths.iter().map(|w| w + 30).sum::<i32>() + 24 * (widths.len() as i32 - 1);
+        let mut x = cx - total / 2;
+        for ((name, color), w) in self.series.iter().zip(&widths) {
+            root.draw(&Rectangle::new(
+                [(x, legend_y - 8), (x + 20, legend_y + 8)],
+                color.filled(),
+            ))?;
+            root.draw(&Text::new(
+                name.clone(),
+                (x + 28, legend_y),
+                anchored(style::text(style::SUBTITLE), HPos::Left, VPos::Center),
+            ))?;
+            x += w + 30 + 24;
+        }
+
+        let area = root.margin(self.top(), 12, 12, 20);
+        let n = self.groups.len();
+        let values = self.values.iter().flatten().flatten().copied();
+        let (y0, y1) = style::axis_range(values, 0.0, 1.0, 0.0);
+        let y1 = y1 + 0.1 * (y1 - y0);
+        let mut chart = ChartBuilder::on(&area)
+            .x_label_area_size(44)
+            .y_label_area_size(LEFT_AXIS - 20)
+            .build_cartesian_2d(0.0..n as f64, y0..y1)?;
+        style::house_mesh(
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(0)
+                .y_labels(11)
+                .y_label_formatter(&|y| format!("{y:.1}"))
+                .y_desc(self.y_label.clone()),
+            style::AXIS,
+        )
+        .draw()?;
+        let s = self.series.len() as f64;
+        let pad = 0.12;
+        let bw = (1.0 - 2.0 * pad) / s;
+        for (g, label) in self.groups.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(g as f64 + 0.5, y0));
+            root.draw(&Text::new(
+                label.clone(),
+                (px, py + 18),
+                anchored(style::text(style::LABEL), HPos::Center, VPos::Center),
+            ))?;
+        }
+        for (g, row) in self.values.iter().enumerate() {
+            for (k, (value, (_, color))) in row.iter().zip(&self.series).enumerate() {
+                let x0 = g as f64 + pad + k as f64 * bw;
+                let x1 = x0 + bw * 0.92;
+                let xm = (x0 + x1) / 2.0;
+                match value {
+                    Some(v) => {
+                        chart.draw_series([Rectangle::new(
+                            [(x0, 0.0_f64.max(y0)), (x1, *v)],
+                            color.filled(),
+                        )])?;
+                        let (px, py) = chart.backend_coord(&(xm, v.max(0.0)));
+                        root.draw(&Text::new(
+                            num(*v),
+                            (px, py - 10),
+                            anchored(style::text(style::ANNOTATION), HPos::Center, VPos::Center),
+                        ))?;
+                    }
+                    None => {
+                        let (px, py) = chart.backend_coord(&(xm, 0.0_f64.max(y0)));
+                        root.draw(&Text::new(
+                            "n/a",
+                            (px, py - 12),
+                            anchored(style::text(style::ANNOTATION), HPos::Center, VPos::Center),
+                        ))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_bars_need_matching_lengths() {
+        let data = ProbeBarsData {
+            title: "t".into(),
+            kinds: vec!["correct".into(), "empty".into()],
+            judge: vec![0.987],
+            truth: vec![1.0, 0.0],
+            judge_label: "judge".into(),
+            truth_label: "truth".into(),
+            y_label: "score".into(),
+        };
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        assert!(super::super::write(&data, dir.path(), "p").is_err());
+    }
+
+    #[test]
+    fn grouped_bars_validate_shape() {
+        let bars = GroupedBars {
+            title: "t".into(),
+            note: None,
+            groups: vec!["a".into()],
+            series: vec![
+                ("L0".into(), series_color(0)),
+                ("L2".into(), series_color(1)),
+            ],
+            values: vec![vec![Some(0.5)]],
+            y_label: "y".into(),
+        };
+        assert!(bars.validate().is_err());
+        let bars = GroupedBars {
+            values: vec![vec![Some(0.5), None]],
+            ..bars
+        };
+        assert!(bars.validate().is_ok());
+    }
+}

@@ -1,0 +1,392 @@
+//! Figures of SPEC §10, drawn with plotters from plain data structs into SVG and PNG.
+//!
+//! Why a module of its own: `benchaudit report`, `benchaudit audit` and anything else that
+//! shows results draw the same seven figure kinds, and a figure must never compute a number
+//! itself — callers pass the values they also write to JSON, so every plotted number is
+//! traceable. Each kind is one data struct implementing [`Figure`]; [`write`] validates it,
+//! sizes it, draws it into `NAME.svg` and `NAME.png` and returns the SVG text for inlining:
+//!
+//! | data | figure |
+//! |---|---|
+//! | [`SpectrumData`] | box = IQR, whiskers = min–max, dot = mean, tick = CVaR@α, rows sorted by mean |
+//! | [`HeatmapData`] | per-task mean per model / policy |
+//! | [`JointPanelData`] | harness {L0, L2} × scorer {judge, ground truth}, one dot per model |
+//! | [`ProbeBarsData`] | judge vs ground truth per forged submission kind (or per policy) |
+//! | [`ScaffoldingData`] | mean score per model at L0 / L1 / L2 (n/a where not run) |
+//! | [`ForestData`] | Δ with CI per row; filled marker when the CI excludes 0 |
+//! | [`DegradationData`] | dose → mean with CI band and per-seed dots |
+//!
+//! Text is laid out and rasterised from DejaVu Sans compiled into the binary (no system fonts
+//! are read). The PNG carries the glyphs; the SVG carries the same layout as `<text>` elements
+//! that ask for DejaVu Sans first ([`SVG_FONT_STACK`]) and fall back to the viewer's sans-serif.
+
+mod bars;
+mod degradation;
+mod forest;
+mod heatmap;
+mod joint;
+mod spectrum;
+mod style;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+pub use bars::{ProbeBarsData, ScaffoldingData};
+pub use degradation::{DegradationData, DegradationPoint, DegradationSeries};
+pub use forest::{ForestData, ForestRow};
+pub use heatmap::HeatmapData;
+pub use joint::{JointPanelData, JointSeries};
+pub use spectrum::{SpectrumData, SpectrumRow};
+pub use style::num;
+
+use crate::error::{Error, Result, io};
+
+/// Returns early with a [`Error::Figure`] naming what cannot be drawn.
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::Error::Figure(format!($($arg)*)))
+    };
+}
+pub(crate) use bail;
+
+/// Font stack written into SVG text: the face the layout was measured with first.
+pub const SVG_FONT_STACK: &str = "DejaVu Sans, Bitstream Vera Sans, Verdana, sans-serif";
+
+/// Result of drawing onto a plotters backend `DB`.
+pub type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// A figure written to disk: where, how big, and the SVG text (for inlining into HTML).
+///
+/// Exists so callers can list the files in their JSON, check the PNG size and embed the SVG
+/// without reading the file back.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// Path of the SVG file.
+    pub svg_path: PathBuf,
+    /// Path of the PNG file.
+    pub png_path: PathBuf,
+    /// The SVG document.
+    pub svg: String,
+    /// Width in pixels (SVG and PNG).
+    pub width: u32,
+    /// Height in pixels (SVG and PNG).
+    pub height: u32,
+}
+
+/// One figure kind: its pixel size and how to draw it on any plotters backend.
+///
+/// Exists so the SVG and the PNG are drawn by the same code from the same data.
+pub trait Figure {
+    /// Rejects data that cannot be drawn (non-finite values, empty rows, mismatched lengths).
+    fn validate(&self) -> Result<()>;
+    /// Pixel size; may depend on the data (rows, label widths).
+    fn size(&self) -> Result<(u32, u32)>;
+    /// Draws the whole figure onto `root`.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
+}
+
+/// Registers the embedded DejaVu Sans faces with plotters, once per process.
+///
+/// Exists because plotters' `ab_glyph` text path knows no fonts until one is registered, and
+/// every text (SVG too) would fail with `FontUnavailable` otherwise (see notes/crates.md).
+pub fn ensure_fonts() -> Result<()> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            let faces = [
+                (FontStyle::Normal, "regular", dejavu::sans::regular()),
+                (FontStyle::Bold, "bold", dejavu::sans::bold()),
+                (FontStyle::Italic, "oblique", dejavu::sans::oblique()),
+                (FontStyle::Oblique, "oblique", dejavu::sans::oblique()),
+            ];
+            for (style, name, bytes) in faces {
+                plotters::style::register_font(style::FONT, style, bytes).map_err(|_| {
+                    format!("the embedded DejaVu Sans {name} face is not a valid font")
+                })?;
+            }
+            Ok(())
+        })
+        .clone()
+        .map_err(Error::Figure)
+}
+
+/// Validates, sizes and draws `figure` into `dir/name.svg` and `dir/name.png`.
+///
+/// # Errors
+/// Data the figure cannot draw (see each kind's `validate`), a size out of range, or an IO /
+/// drawing failure.
+pub fn write<F: Figure>(figure: &F, dir: &Path, name: &str) -> Result<Rendered> {
+    let named = |what: &str| {
+        let what = what.to_string();
+        move |e: Error| match e {
+            Error::Figure(msg) => Error::Figure(format!("{what} {name}: {msg}")),
+            other => other,
+        }
+    };
+    ensure_fonts()?;
+    figure.validate().map_err(named("figure"))?;
+    let (width, height) = figure.size().map_err(named("laying out figure"))?;
+    if width == 0 || height == 0 || width > 20_000 || height > 20_000 {
+        bail!("figure {name} would be {width}×{height} pixels");
+    }
+    std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        figure
+            .draw(&root)
+            .map_err(|e| Error::Figure(format!("drawing {name}.svg: {e}")))?;
+        root.present()
+            .map_err(|e| Error::Figure(format!("drawing {name}.svg: {e}")))?;
+    }
+    // The layout was measured with DejaVu Sans; ask SVG viewers for it (or its metric twins)
+    // before any other sans-serif face.
+    let svg = svg.replace(
+        &format!("font-family=\"{}\"", style::FONT),
+        &format!("font-family=\"{SVG_FONT_STACK}\""),
+    );
+    let svg_path = dir.join(format!("{name}.svg"));
+    std::fs::write(&svg_path, &svg).map_err(io(format!("writing {}", svg_path.display())))?;
+    let png_path = dir.join(format!("{name}.png"));
+    {
+        let root = BitMapBackend::new(&png_path, (width, height)).into_drawing_area();
+        figure
+            .draw(&root)
+            .map_err(|e| Error::Figure(format!("drawing {name}.png: {e}")))?;
+        root.present()
+            .map_err(|e| Error::Figure(format!("writing {}: {e}", png_path.display())))?;
+    }
+    Ok(Rendered {
+        svg_path,
+        png_path,
+        svg,
+        width,
+        height,
+    })
+}
+
+/// Fails unless every value is finite.
+pub(crate) fn check_finite<'a>(
+    what: &str,
+    values: impl IntoIterator<Item = &'a f64>,
+) -> Result<()> {
+    match values.into_iter().find(|v| !v.is_finite()) {
+        Some(v) => Err(Error::Figure(format!(
+            "{what} holds a non-finite value ({v})"
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn fonts_register_and_measure_text() {
+        ensure_fonts().unwrap();
+        let (w, h) = style::text_size("Reliability", style::LABEL).unwrap();
+        assert!(w > 40 && h > 5, "{w}×{h}");
+        // Registering twice is harmless.
+        ensure_fonts().unwrap();
+    }
+}
+
+#[cfg(test)]
+mod render_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Sample data for every figure kind, as a report would pass it.
+    fn render_all(dir: &Path) -> Vec<Rendered> {
+        let rows = [
+            ("oracle", 1.0, 1.0, 1.0),
+            ("no-dedup", 0.6, 0.887, 0.65),
+            ("skips-faults", 0.0, 0.88, 0.41),
+            ("empty", 0.0, 0.0, 0.0),
+        ];
+        let spectrum = SpectrumData {
+            title: "Reliability spectrum, L2, ground-truth F1".into(),
+            x_label: "ground-truth F1 per episode".into(),
+            alpha: 0.2,
+            rows: rows
+                .iter()
+                .map(|&(l, w, m, c)| SpectrumRow {
+                    label: l.into(),
+                    n: 60,
+                    worst: w,
+                    q1: (w + m) / 2.0,
+                    median: m,
+                    q3: m.max((m + 1.0) / 2.0).min(1.0),
+                    max: 1.0_f64.max(m),
+                    mean: m,
+                    cvar: c,
+                })
+                .collect(),
+        };
+        let heat = HeatmapData {
+            title: "Mean ground-truth F1 per task, L2".into(),
+            row_labels: rows.iter().map(|r| r.0.to_string()).collect(),
+            col_labels: vec![
+                "T3_duplicates".into(),
+                "T5_server_error_500".into(),
+                "T8_mixed_faults".into(),
+            ],
+            values: vec![
+                vec![Some(1.0), Some(1.0), Some(1.0)],
+                vec![Some(0.6), Some(1.0), None],
+                vec![Some(0.3), Some(0.0), Some(0.5)],
+                vec![Some(0.0); 3],
+            ],
+            value_label: "mean ground-truth F1".into(),
+            range: (0.0, 1.0),
+        };
+        let probe = ProbeBarsData {
+            title: "Judge vs ground truth".into(),
+            kinds: vec!["correct".into(), "empty".into(), "fabricated".into()],
+            judge: vec![0.987, 0.648, 0.987],
+            truth: vec![1.0, 0.0, 0.0],
+            judge_label: "judge total / 100".into(),
+            truth_label: "ground-truth F1".into(),
+            y_label: "score".into(),
+        };
+        let scaffold = ScaffoldingData {
+            title: "Scaffolding spectrum".into(),
+            models: vec!["oracle".into(), "no-dedup".into()],
+            levels: vec!["L0".into(), "L1".into(), "L2".into()],
+            values: vec![
+                vec![Some(1.0), Some(0.95), Some(1.0)],
+                vec![Some(1.0), None, Some(0.887)],
+            ],
+            y_label: "mean ground-truth F1".into(),
+            note: Some("mean over all tasks and seeds at each level".into()),
+        };
+        let forest = ForestData {
+            title: "Paired differences".into(),
+            x_label: "Δ F1 (B − A)".into(),
+            note: "95% paired bootstrap CI".into(),
+            rows: vec![
+                ForestRow {
+                    label: "oracle L2".into(),
+                    estimate: 0.0,
+                    lo: 0.0,
+                    hi: 0.0,
+                },
+                ForestRow {
+                    label: "no-dedup L2".into(),
+                    estimate: 0.11,
+                    lo: 0.05,
+                    hi: 0.17,
+                },
+                ForestRow {
+                    label: "skips-faults L2".into(),
+                    estimate: -0.05,
+                    lo: -0.2,
+                    hi: 0.08,
+                },
+            ],
+        };
+        let degradation = DegradationData {
+            title: "Degradation".into(),
+            x_label: "dose".into(),
+            y_label: "coverage".into(),
+            note: "band = 95% CI of the mean; dots = seeds".into(),
+            series: (0..2)
+                .map(|s| DegradationSeries {
+                    label: format!("policy {s}"),
+                    points: (0..5)
+                        .map(|d| {
+                            let m = 1.0 - 0.1 * f64::from(d) * f64::from(s + 1);
+                            DegradationPoint {
+                                dose: f64::from(d) / 4.0,
+                                mean: m,
+                                lo: m - 0.05,
+                                hi: (m + 0.05).min(1.0),
+                            }
+                        })
+                        .collect(),
+                    seeds: (0..5)
+                        .flat_map(|d| {
+                            (0..4).map(move |k| {
+                                (
+                                    f64::from(d) / 4.0,
+                                    1.0 - 0.05 * f64::from(k)
+                                        - 0.1 * f64::from(d) * f64::from(s + 1),
+                                )
+                            })
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        let joint = JointPanelData {
+            title: "Joint intervention".into(),
+            row_labels: ["harness L0".into(), "harness L2".into()],
+            col_labels: ["judge / 100".into(), "ground-truth F1".into()],
+            note: "mean over shared episodes".into(),
+            models: vec![
+                JointSeries {
+                    label: "oracle".into(),
+                    values: [[Some(0.971), Some(1.0)], [Some(0.971), Some(1.0)]],
+                },
+                JointSeries {
+                    label: "empty".into(),
+                    values: [[Some(0.971), Some(1.0)], [Some(0.641), Some(0.0)]],
+                },
+            ],
+        };
+        vec![
+            write(&spectrum, dir, "spectrum").unwrap(),
+            write(&heat, dir, "heatmap").unwrap(),
+            write(&probe, dir, "probe").unwrap(),
+            write(&scaffold, dir, "scaffolding").unwrap(),
+            write(&forest, dir, "forest").unwrap(),
+            write(&degradation, dir, "degradation").unwrap(),
+            write(&joint, dir, "joint").unwrap(),
+        ]
+    }
+
+    /// Renders every kind from sample data. Set `BENCHAUDIT_FIGURE_SMOKE_DIR=DIR` to keep the
+    /// files in DIR and look at them (a figure is only checked when a person has seen it).
+    #[test]
+    fn every_kind_writes_svg_and_a_png_of_its_size() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::env::var_os("BENCHAUDIT_FIGURE_SMOKE_DIR")
+            .map_or_else(|| tmp.path().to_path_buf(), PathBuf::from);
+        for r in render_all(&dir) {
+            assert!(
+                r.svg.starts_with("<svg") && r.svg.contains("</svg>"),
+                "{}",
+                r.svg_path.display()
+            );
+            assert!(
+                r.svg.contains("<text"),
+                "no text in {}",
+                r.svg_path.display()
+            );
+            assert!(
+                r.svg.contains(SVG_FONT_STACK) && !r.svg.contains("font-family=\"sans-serif\"")
+            );
+            assert_eq!(std::fs::read_to_string(&r.svg_path).unwrap(), r.svg);
+            let png = image::open(&r.png_path).unwrap();
+            assert_eq!(
+                (png.width(), png.height()),
+                (r.width, r.height),
+                "{}",
+                r.png_path.display()
+            );
+            // Text was rasterised: some pixels are dark ink, not only white and fills.
+            let rgb = png.to_rgb8();
+            assert!(
+                rgb.pixels().filter(|p| p.0.iter().all(|&c| c < 60)).count() > 200,
+                "{}",
+                r.png_path.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Reports: from records to a typed statistics model, to documents and figures.
+//!
+//! A run directory's ledger ([`load`]) becomes `stats.json` ([`model`], computed by
+//! [`compute`]); a document model ([`doc`]) of blocks is built from the model only
+//! ([`render`]) and rendered to Markdown and to a self-contained HTML page; the figures
+//! ([`figures`], chosen by [`plots`]) are drawn with plotters from the same numbers. The number
+//! guard then checks both documents against the JSON, so a report cannot state a figure that
+//! `stats.json` does not hold. The audit's validity card is rendered the same way ([`card`]:
+//! `card.md`, `card.json`, `audit.json`, `report.html`), and [`text`] has the terminal tables
+//! of `run` and `ab`.
+//!
+//! Run a policy on a task into a ledger and report it:
+//!
+//! ```
+//! use benchaudit_agents::{Level, RuleKind};
+//! use benchaudit_comtrade::task;
+//! use benchaudit_report::{Options, write_run_report};
+//! use benchaudit_runs::{Metric, Plan, Player, execute};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let plan = Plan::new(
+//!     vec![Player::rule(RuleKind::Oracle), Player::rule(RuleKind::Fabricator)],
+//!     vec![Level::L2],
+//!     vec![task("T3_duplicates").ok_or("no T3")?],
+//!     (0..5).collect(),
+//! );
+//! let dir = tempfile::tempdir()?;
+//! let run = dir.path().join("run");
+//! execute(&run, plan.config(), &plan, 2, &mut |_| {})?;
+//! let written = write_run_report(&run, &dir.path().join("report"), &Options::new(Metric::F1))?;
+//! assert!(written.passed(), "the number guard accepts every figure");
+//! let stats: serde_json::Value =
+//!     serde_json::from_slice(&std::fs::read(written.out.join("stats.json"))?)?;
+//! // Ground truth separates the oracle (1.0) from the fabricator (0.0).
+//! let means: Vec<f64> = stats["pooled"].as_array().ok_or("pooled")?.iter()
+//!     .map(|p| p["summary"]["mean"].as_f64().unwrap_or(f64::NAN)).collect();
+//! assert_eq!(means, [0.0, 1.0]);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+/// The README's Rust example, compiled and run as a doctest so it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
+pub mod card;
+pub mod compute;
+pub mod doc;
+mod error;
+pub mod figures;
+pub mod load;
+pub mod model;
+pub mod plots;
+pub mod render;
+pub mod text;
+
+use std::path::{Path, PathBuf};
+
+use benchaudit_audit::guard::{self, GuardReport};
+use benchaudit_runs::write_atomic;
+use serde::Serialize;
+
+pub use compute::Options;
+pub use error::{Error, Result, chain};
+use error::{io, json};
+pub use load::{Loaded, load_run};
+use plots::{FIGURE_DIR, Written};
+use render::Drawn;
+
+/// What a report run wrote and whether its documents passed the number guard.
+///
+/// Exists so the command can print where things are and choose its exit code.
+#[derive(Debug)]
+pub struct ReportOutput {
+    /// The report directory.
+    pub out: PathBuf,
+    /// Files written, relative to `out`.
+    pub files: Vec<String>,
+    /// Guard result on report.md.
+    pub guard_markdown: GuardReport,
+    /// Guard result on report.html.
+    pub guard_html: GuardReport,
+    /// A short text summary for the terminal (the pooled table, as in the report).
+    pub summary: String,
+    /// Things the reader should know that are not errors (e.g. a torn last ledger line).
+    pub notes: Vec<String>,
+}
+
+impl ReportOutput {
+    /// Whether both documents passed the number guard.
+    ///
+    /// Exists as the command's success criterion.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        self.guard_markdown.passed() && self.guard_html.passed()
+    }
+}
+
+/// Names of the figure files a report may write; stale ones from an earlier report into the
+/// same directory are removed so the directory matches `stats.json`.
+const FIGURE_PREFIXES: [&str; 7] = [
+    "spectrum_",
+    "heatmap_",
+    "scorers_",
+    "scaffolding",
+    "joint",
+    "forest",
+    "degradation",
+];
+
+fn clear_stale_figures(dir: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let ours = FIGURE_PREFIXES.iter().any(|p| name.starts_with(p))
+            && (name.ends_with(".svg") || name.ends_with(".png"));
+        if ours {
+            std::fs::remove_file(entry.path()).map_err(io(format!(
+                "removing stale figure {}",
+                entry.path().display()
+            )))?;
+        }
+    }
+    Ok(())
+}
+
+fn drawn(figs: &[Written]) -> Vec<Drawn<'_>> {
+    figs.iter()
+        .map(|w| Drawn {
+            caption: &w.info.title,
+            svg: &w.info.svg,
+            png: &w.info.png,
+            rendered: &w.rendered,
+        })
+        .collect()
+}
+
+/// Serialises `stats`, renders both documents, guards them, and writes everything to `out`.
+fn finish<S: Serialize>(
+    out: &Path,
+    stats: &S,
+    title: &str,
+    blocks: &[doc::Block],
+    figs: &[Written],
+    summary: String,
+) -> Result<ReportOutput> {
+    let json = serde_json::to_value(stats).map_err(json("serialising stats.json"))?;
+    let markdown = doc::markdown(blocks);
+    let html = doc::html(title, blocks);
+    let guard_markdown = guard::check(&markdown, &json);
+    let guard_html = guard::check_html(&html, &json);
+    let text =
+        serde_json::to_string_pretty(&json).map_err(error::json("serialising stats.json"))? + "\n";
+    write_atomic(&out.join("stats.json"), text.as_bytes())?;
+    write_atomic(&out.join("report.md"), markdown.as_bytes())?;
+    write_atomic(&out.join("report.html"), html.as_bytes())?;
+    let guard_json = serde_json::json!({ "report.md": guard_markdown, "report.html": guard_html });
+    let guard_text =
+        serde_json::to_string_pretty(&guard_json).map_err(error::json("serialising guard.json"))?;
+    write_atomic(&out.join("guard.json"), (guard_text + "\n").as_bytes())?;
+    let mut files: Vec<String> = ["stats.json", "report.md", "report.html", "guard.json"]
+        .map(str::to_string)
+        .to_vec();
+    for f in figs {
+        files.push(f.info.svg.clone());
+        files.push(f.info.png.clone());
+    }
+    Ok(ReportOutput {
+        out: out.to_path_buf(),
+        files,
+        guard_markdown,
+        guard_html,
+        summary,
+        notes: Vec::new(),
+    })
+}
+
+fn prepare(out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out.join(FIGURE_DIR))
+        .map_err(io(format!("creating {}", out.display())))?;
+    clear_stale_figures(&out.join(FIGURE_DIR))
+}
+
+/// Writes the report of one run directory into `out`.
+///
+/// Exists as the whole of `benchaudit report RUN_DIR` minus argument parsing and printing.
+///
+/// # Errors
+/// [`Error::Invalid`] for an unreadable run or bad settings; IO or drawing errors otherwise.
+pub fn write_run_report(run_dir: &Path, out: &Path, opts: &Options) -> Result<ReportOutput> {
+    let loaded = load_run(run_dir)?;
+    let mut notes = Vec::new();
+    if loaded.source.torn_last_line {
+        notes.push(format!(
+            "{}/episodes.jsonl ends in a torn line (an interrupted write); it was skipped",
+            run_dir.display()
+        ));
+    }
+    let mut stats = compute::run_stats(&loaded, opts)?;
+    prepare(out)?;
+    let figs = plots::run_figures(&stats, out)?;
+    stats.figures = figs.iter().map(|f| f.info.clone()).collect();
+    let blocks = render::run_blocks(&stats, &drawn(&figs));
+    let summary = pooled_summary(&blocks);
+    let mut written = finish(
+        out,
+        &stats,
+        &format!("benchaudit report: {}", stats.source.run_dir),
+        &blocks,
+        &figs,
+        summary,
+    )?;
+    written.notes = notes;
+    Ok(written)
+}
+
+/// Writes the paired comparison of runs `a` and `b` (Δ = B − A) into `out`.
+///
+/// Exists as the whole of `benchaudit report --compare RUN_A RUN_B` minus parsing and printing.
+///
+/// # Errors
+/// [`Error::Invalid`] for unreadable runs or nothing to pair; IO or drawing errors otherwise.
+pub fn write_compare_report(
+    a: &Path,
+    b: &Path,
+    out: &Path,
+    opts: &Options,
+) -> Result<ReportOutput> {
+    let la: Loaded = load_run(a)?;
+    let lb: Loaded = load_run(b)?;
+    let mut stats = compute::compare_stats(&la, &lb, opts)?;
+    prepare(out)?;
+    let figs = plots::compare_figures(&stats, out)?;
+    stats.figures = figs.iter().map(|f| f.info.clone()).collect();
+    let blocks = render::compare_blocks(&stats, &drawn(&figs));
+    let summary = pooled_summary(&blocks);
+    let title = format!(
+        "benchaudit comparison: {} vs {}",
+        stats.source_a.run_dir, stats.source_b.run_dir
+    );
+    finish(out, &stats, &title, &blocks, &figs, summary)
+}
+
+/// The first table of a report (the pooled one), as Markdown, for the terminal.
+fn pooled_summary(blocks: &[doc::Block]) -> String {
+    blocks
+        .iter()
+        .find(|b| matches!(b, doc::Block::Table { .. }))
+        .map(|t| doc::markdown(std::slice::from_ref(t)))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use doc::Block;
+
+    #[test]
+    fn a_report_stating_a_number_absent_from_the_json_fails_the_guard() {
+        let dir = tempfile::tempdir().unwrap();
+        let stats = serde_json::json!({ "mean": 0.887, "n": 60 });
+        let honest = vec![Block::Paragraph("mean 0.887 over n = 60".into())];
+        let written = finish(dir.path(), &stats, "t", &honest, &[], String::new()).unwrap();
+        assert!(written.passed(), "{}", written.guard_markdown);
+        let invented = vec![Block::Paragraph("mean 0.887 over n = 60, solved 59".into())];
+        let written = finish(dir.path(), &stats, "t", &invented, &[], String::new()).unwrap();
+        assert!(!written.passed());
+        assert_eq!(written.guard_markdown.violations[0].number.text, "59");
+        assert_eq!(written.guard_html.violations[0].number.text, "59");
+        // The files are still written (for inspection), with the verdict in guard.json.
+        let guard: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("guard.json")).unwrap())
+                .unwrap();
+        assert_eq!(guard["report.md"]["violations"][0]["number"]["text"], "59");
+        assert!(
+            std::fs::read_to_string(dir.path().join("report.md"))
+                .unwrap()
+                .contains("solved 59")
+        );
+    }
+
+    #[test]
+    fn stale_figures_are_removed_and_other_files_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let figures = dir.path().join(FIGURE_DIR);
+        std::fs::create_dir_all(&figures).unwrap();
+        for f in ["spectrum_L0.png", "joint.svg", "notes.txt", "my_plot.png"] {
+            std::fs::write(figures.join(f), "x").unwrap();
+        }
+        prepare(dir.path()).unwrap();
+        assert!(!figures.join("spectrum_L0.png").exists() && !figures.join("joint.svg").exists());
+        assert!(figures.join("notes.txt").exists() && figures.join("my_plot.png").exists());
+    }
+}

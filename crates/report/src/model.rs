@@ -1,0 +1,455 @@
+//! The `stats.json` schema (`benchaudit.report/1`): every number a report prints or plots.
+//!
+//! Why the types live apart from the computation: the Markdown, the HTML and the figures are
+//! rendered from these structs only, and the number guard checks the prose against their
+//! JSON, so "every number comes from stats.json" holds by construction and by check.
+
+use std::collections::BTreeMap;
+
+use benchaudit_agents::Level;
+use benchaudit_audit::joint::Joint;
+pub use benchaudit_runs::Metric;
+pub use benchaudit_stats::FiveNumbers;
+use benchaudit_stats::{BootstrapCi, CurvePoint, ReliabilityGap, SignFlipMethod, Summary};
+use serde::{Deserialize, Serialize};
+
+/// Schema identifier written into every `stats.json`.
+pub const SCHEMA: &str = "benchaudit.report/1";
+
+/// The tool that wrote the report.
+///
+/// Exists so a reader knows which version's definitions produced the numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    /// Always "benchaudit".
+    pub name: String,
+    /// Crate version.
+    pub version: String,
+}
+
+/// Where the records came from.
+///
+/// Exists for provenance: which run directory, which ledger, which registry and tool version
+/// wrote it, and whether a torn last line was skipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The run directory as given on the command line.
+    pub run_dir: String,
+    /// The ledger file read.
+    pub episodes_file: String,
+    /// Tool version recorded in the run's manifest, when present.
+    pub run_tool_version: Option<String>,
+    /// Task-registry hash recorded in the run's manifest, when present.
+    pub registry_sha256: Option<String>,
+    /// Whether a torn (incomplete) last ledger line was skipped.
+    pub torn_last_line: bool,
+}
+
+/// The statistical settings every number depends on.
+///
+/// Exists so the report states them and the guard can find them (CVaR@α, τ, B, level, seed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Metric the statistics are computed on.
+    pub metric: Metric,
+    /// Its human name.
+    pub metric_label: String,
+    /// CVaR tail fraction α.
+    pub alpha: f64,
+    /// Reliability thresholds τ.
+    pub taus: Vec<f64>,
+    /// Bootstrap seed.
+    pub seed: u64,
+    /// Bootstrap replicates B.
+    pub resamples: usize,
+    /// Confidence level of every interval.
+    pub level: f64,
+    /// Monte-Carlo sign patterns of the permutation test (used when n > 20).
+    pub permutation_samples: usize,
+    /// The judge's full scale: judge totals are points out of this, divided by it for the
+    /// 0–1 judge metric.
+    pub judge_scale: f64,
+}
+
+/// The tally of a ledger's records: what was read, used and excluded (not to be confused
+/// with a record's own counts, `benchaudit_agents::AgentCounts`).
+///
+/// Exists because excluded episodes (infra errors, a missing metric) must be counted and
+/// listed, never silently dropped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordTally {
+    /// Records in the ledger.
+    pub total: usize,
+    /// Records that entered the statistics.
+    pub used: usize,
+    /// Infra-error records (excluded).
+    pub infra_errors: usize,
+    /// Records without the chosen metric (excluded; e.g. coverage at L2).
+    pub missing_metric: usize,
+    /// Records per outcome (`submitted`, `no_submission`, …).
+    pub outcomes: BTreeMap<String, usize>,
+}
+
+/// One excluded episode.
+///
+/// Exists so the report can name every episode it left out, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Excluded {
+    /// Policy or model.
+    pub policy: String,
+    /// Level.
+    pub level: Level,
+    /// Task.
+    pub task_id: String,
+    /// Seed.
+    pub seed: u64,
+    /// Arm, if any.
+    pub arm: Option<String>,
+    /// `infra_error` or `missing_metric`.
+    pub reason: String,
+    /// The recorded error message, for infra errors.
+    pub error: Option<String>,
+}
+
+/// What makes a set of episodes one experimental condition (everything but task and seed).
+///
+/// Exists so rows are never pooled across policies, levels, arms or option sets.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Condition {
+    /// Policy or model.
+    pub policy: String,
+    /// Scaffolding level.
+    pub level: Level,
+    /// Stress arm, if any.
+    pub arm: Option<String>,
+    /// Hash of the run options.
+    pub options_hash: String,
+}
+
+/// A metric value of one seed.
+///
+/// Exists so per-seed values (the raw data of a cell) are in the JSON for recomputation and
+/// for the degradation figure's dots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedValue {
+    /// Seed.
+    pub seed: u64,
+    /// Metric value.
+    pub value: f64,
+}
+
+/// Statistics of one (condition, task) cell.
+///
+/// Exists as one row of the per-task table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellStats {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Condition,
+    /// Display label of the condition.
+    pub label: String,
+    /// Task.
+    pub task_id: String,
+    /// n, mean, worst, CVaR, Reliability@τ and the mean's CI.
+    pub summary: Summary,
+    /// Quartiles and extremes.
+    pub five: FiveNumbers,
+    /// Reliability gap of the cell: its mean minus its worst case.
+    pub gap: ReliabilityGap,
+    /// Per-seed values, by seed.
+    pub values: Vec<SeedValue>,
+}
+
+/// Statistics of one condition pooled over its tasks.
+///
+/// Exists as one row of the pooled table and one row of the reliability spectrum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PooledStats {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Condition,
+    /// Display label of the condition.
+    pub label: String,
+    /// Number of tasks pooled.
+    pub tasks: usize,
+    /// n, mean, worst, CVaR, Reliability@τ and the mean's CI over all episodes.
+    pub summary: Summary,
+    /// Quartiles and extremes.
+    pub five: FiveNumbers,
+    /// Reliability gap: mean minus worst case over all pooled episodes.
+    pub gap: ReliabilityGap,
+}
+
+/// Reliability gap across scaffolding levels for one policy (or one of its tasks).
+///
+/// Exists for runs with several levels: the static mean is the mean at the most scaffolded
+/// level present, the hardest worst case the minimum at the least scaffolded level present.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelGap {
+    /// Policy or model.
+    pub policy: String,
+    /// Arm, if any.
+    pub arm: Option<String>,
+    /// Options hash.
+    pub options_hash: String,
+    /// Display label.
+    pub label: String,
+    /// The task, or `None` for all tasks pooled.
+    pub task_id: Option<String>,
+    /// Most scaffolded level present (the "static" one).
+    pub static_level: Level,
+    /// Least scaffolded level present (the hardest one).
+    pub hardest_level: Level,
+    /// The gap and its components.
+    pub gap: ReliabilityGap,
+}
+
+/// Judge vs ground truth for one condition, pooled over tasks.
+///
+/// Exists because every episode is double-scored: the contrast between the shape scorer and
+/// ground truth is itself evidence (paper §3.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScorerContrast {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Condition,
+    /// Display label.
+    pub label: String,
+    /// Scored episodes.
+    pub n: usize,
+    /// Mean ground-truth F1.
+    pub f1_mean: f64,
+    /// Mean judge total / 100.
+    pub judge_mean: f64,
+}
+
+/// A closed interval.
+///
+/// Exists to store CI ends compactly next to their estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Lower end.
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+}
+
+impl From<&BootstrapCi> for Interval {
+    fn from(ci: &BootstrapCi) -> Self {
+        Interval {
+            lo: ci.lo,
+            hi: ci.hi,
+        }
+    }
+}
+
+/// One paired comparison (Δ = first − second, see the section's `delta`).
+///
+/// Exists as one row of an A/B or run-vs-run table and one row of the forest plot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedRow {
+    /// Policy or model.
+    pub policy: String,
+    /// Level.
+    pub level: Level,
+    /// Arm (run-vs-run comparisons only).
+    pub arm: Option<String>,
+    /// The task, or `None` for all tasks pooled.
+    pub task_id: Option<String>,
+    /// Display label.
+    pub label: String,
+    /// Pairs.
+    pub n: usize,
+    /// Mean of the first side (see the section's `a`).
+    pub mean_a: f64,
+    /// Mean of the second side (see the section's `b`).
+    pub mean_b: f64,
+    /// Mean paired difference, signed as the section's `delta` says.
+    pub delta: f64,
+    /// Paired bootstrap CI of the mean difference.
+    pub delta_ci: Interval,
+    /// Two-sided sign-flip p-value.
+    pub p_value: f64,
+    /// Exact or Monte Carlo.
+    pub p_method: SignFlipMethod,
+    /// Holm-adjusted p-value within the row's family (per-task rows or pooled rows).
+    pub p_holm: f64,
+    /// Within-pair Cliff's δ.
+    pub cliffs_delta: f64,
+    /// Bootstrap CI of Cliff's δ.
+    pub cliffs_ci: Interval,
+    /// Pairs with Δ > 0.
+    pub positive: usize,
+    /// Pairs with Δ < 0.
+    pub negative: usize,
+    /// Pairs with Δ = 0.
+    pub ties: usize,
+    /// Whether the CI of Δ excludes 0.
+    pub ci_excludes_zero: bool,
+}
+
+/// A family of paired comparisons with the sign convention spelled out.
+///
+/// Exists so a Δ is never read with the wrong sign: `a` and `b` name the two sides and
+/// `delta` says which is subtracted from which.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedSection {
+    /// What side A is (e.g. "constant" or RUN_A's path).
+    pub a: String,
+    /// What side B is.
+    pub b: String,
+    /// The sign convention, e.g. "a - b" or "b - a".
+    pub delta: String,
+    /// How pairs are formed.
+    pub paired_by: String,
+    /// Pairs found.
+    pub pairs: usize,
+    /// Episodes on side A without a partner.
+    pub unpaired_a: usize,
+    /// Episodes on side B without a partner.
+    pub unpaired_b: usize,
+    /// Groups left unpaired because the pairing was ambiguous (e.g. several constant arms).
+    pub skipped: Vec<String>,
+    /// Per-task rows (one Holm family).
+    pub rows: Vec<PairedRow>,
+    /// Rows pooled over tasks (another Holm family).
+    pub pooled: Vec<PairedRow>,
+}
+
+/// The mean over tasks of one seed at one dose (a dot of the degradation figure).
+///
+/// Exists so the dots are in the JSON; with one task it is that task's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DoseSeed {
+    /// Dose.
+    pub dose: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Mean metric over the seed's tasks at this dose.
+    pub value: f64,
+    /// Tasks averaged.
+    pub tasks: usize,
+}
+
+/// A degradation curve for one (policy, level) over numeric dose arms.
+///
+/// Exists for runs whose `key.arm` holds doses: the per-dose summaries, the curve's
+/// reliability gap (mean at the lowest dose − worst at the highest) and the per-seed dots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveStats {
+    /// Policy or model.
+    pub policy: String,
+    /// Level.
+    pub level: Level,
+    /// The arm labels of the doses, in dose order.
+    pub arms: Vec<String>,
+    /// Display label.
+    pub label: String,
+    /// Points by ascending dose (each with its full summary over all tasks and seeds).
+    pub points: Vec<CurvePoint>,
+    /// Mean at the lowest dose − worst case at the highest dose.
+    pub gap: ReliabilityGap,
+    /// Per-seed means over tasks.
+    pub seeds: Vec<DoseSeed>,
+}
+
+/// A figure written with the report.
+///
+/// Exists so the files and their pixel sizes are listed (a test checks the PNGs against it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureInfo {
+    /// Stable identifier (also the file stem).
+    pub id: String,
+    /// Figure kind (spectrum, heatmap, joint, probe, scaffolding, forest, degradation).
+    pub kind: String,
+    /// Caption.
+    pub title: String,
+    /// SVG path relative to the report directory.
+    pub svg: String,
+    /// PNG path relative to the report directory.
+    pub png: String,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// `stats.json` of `benchaudit report RUN_DIR`.
+///
+/// Exists as the single source of every number in report.md, report.html and the figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunStats {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// "run".
+    pub kind: String,
+    /// Writer.
+    pub tool: Tool,
+    /// Provenance.
+    pub source: Source,
+    /// Statistical settings.
+    pub settings: Settings,
+    /// Episode bookkeeping.
+    pub episodes: RecordTally,
+    /// Every excluded episode.
+    pub excluded: Vec<Excluded>,
+    /// Levels present (in order L0, L1, L2).
+    pub levels: Vec<Level>,
+    /// Tasks present (sorted).
+    pub tasks: Vec<String>,
+    /// Policies present (sorted).
+    pub policies: Vec<String>,
+    /// Seeds present (sorted).
+    pub seeds: Vec<u64>,
+    /// Number of policies (so prose can state it).
+    pub policy_count: usize,
+    /// Number of tasks.
+    pub task_count: usize,
+    /// Number of seeds.
+    pub seed_count: usize,
+    /// Number of distinct conditions.
+    pub conditions: usize,
+    /// Per (condition, task).
+    pub cells: Vec<CellStats>,
+    /// Per condition over tasks.
+    pub pooled: Vec<PooledStats>,
+    /// Across-level gaps (runs with several levels).
+    pub level_gaps: Vec<LevelGap>,
+    /// Judge vs ground truth per condition.
+    pub scorers: Vec<ScorerContrast>,
+    /// The 2×2 joint intervention (runs with L0 and L2), computed as the audit computes it.
+    pub joint: Option<Joint>,
+    /// Constant vs escalating arms (runs whose arms are `constant` / `escalating`).
+    pub ab: Option<PairedSection>,
+    /// Degradation curves (runs whose arms are numeric doses).
+    pub degradation: Vec<CurveStats>,
+    /// Figures written.
+    pub figures: Vec<FigureInfo>,
+}
+
+/// `stats.json` of `benchaudit report --compare RUN_A RUN_B`.
+///
+/// Exists as the single source of every number in a comparison report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareStats {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// "compare".
+    pub kind: String,
+    /// Writer.
+    pub tool: Tool,
+    /// Run A.
+    pub source_a: Source,
+    /// Run B.
+    pub source_b: Source,
+    /// Statistical settings.
+    pub settings: Settings,
+    /// Episode bookkeeping of run A.
+    pub episodes_a: RecordTally,
+    /// Episode bookkeeping of run B.
+    pub episodes_b: RecordTally,
+    /// The comparisons.
+    pub comparison: PairedSection,
+    /// Figures written.
+    pub figures: Vec<FigureInfo>,
+}

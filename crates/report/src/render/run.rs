@@ -1,0 +1,303 @@
+//! The blocks of a run report.
+
+use benchaudit_agents::Level;
+
+use super::paired::paired_blocks;
+use super::{
+    Drawn, figures_with, pooled_sort, settings_paragraph, summary_cells, summary_header,
+    summary_table,
+};
+use crate::doc::Align::{Left as L, Right as R};
+use crate::doc::Block;
+use crate::figures::num;
+use crate::model::RunStats;
+
+/// A level-2 section: heading, one paragraph, one table.
+fn section(heading: &str, text: String, table: Block) -> [Block; 3] {
+    [
+        Block::Heading(2, heading.to_string()),
+        Block::Paragraph(text),
+        table,
+    ]
+}
+
+/// The blocks of a run report.
+///
+/// Exists as the one description of what report.md and report.html say about a run.
+#[must_use]
+pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
+    let s = &stats.settings;
+    let e = &stats.episodes;
+    let mut b = vec![Block::Heading(
+        1,
+        format!("benchaudit report: `{}`", stats.source.run_dir),
+    )];
+    let levels: Vec<String> = stats.levels.iter().map(Level::to_string).collect();
+    b.push(Block::Paragraph(format!(
+        "Metric: {} (`--metric {}`). Levels: {}. {} policies, {} tasks, {} seeds, {} conditions.",
+        s.metric_label,
+        s.metric.flag(),
+        levels.join(", "),
+        stats.policy_count,
+        stats.task_count,
+        stats.seed_count,
+        stats.conditions
+    )));
+    b.push(Block::Paragraph(format!(
+        "Episodes: {} recorded, {} used; {} infra errors and {} without the metric excluded{}.",
+        e.total,
+        e.used,
+        e.infra_errors,
+        e.missing_metric,
+        if stats.source.torn_last_line {
+            "; a torn last ledger line was skipped"
+        } else {
+            ""
+        }
+    )));
+    b.push(Block::Paragraph(settings_paragraph(s)));
+    b.push(Block::Paragraph(
+        "Reliability gap (column `gap`): each row is one condition at one level, so its static mean and its hardest-level \
+         worst case come from the same episodes: gap = mean − worst. Across levels (below, when a policy was run at several) \
+         the gap is the mean at the most scaffolded level present minus the worst case at the least scaffolded one."
+            .to_string(),
+    ));
+
+    b.push(Block::Heading(2, "Pooled over tasks".to_string()));
+    let pooled = pooled_sort(&stats.pooled).into_iter().map(|p| {
+        let leading = vec![
+            p.label.clone(),
+            p.condition.level.to_string(),
+            p.tasks.to_string(),
+        ];
+        (leading, &p.summary, p.gap.gap)
+    });
+    b.push(summary_table(s, &["policy", "level", "tasks"], pooled));
+    b.extend(figures_with(figures, "spectrum_"));
+
+    b.push(Block::Heading(2, "Per task".to_string()));
+    let order: Vec<(&str, Level)> = pooled_sort(&stats.pooled)
+        .iter()
+        .map(|p| (p.label.as_str(), p.condition.level))
+        .collect();
+    let rank = |label: &str, level: Level| {
+        order
+            .iter()
+            .position(|o| *o == (label, level))
+            .unwrap_or(usize::MAX)
+    };
+    let mut cells: Vec<_> = stats.cells.iter().collect();
+    cells.sort_by(|a, b| {
+        rank(&a.label, a.condition.level)
+            .cmp(&rank(&b.label, b.condition.level))
+            .then_with(|| a.task_id.cmp(&b.task_id))
+    });
+    let per_task = cells.iter().map(|c| {
+        let leading = vec![
+            c.label.clone(),
+            c.condition.level.to_string(),
+            format!("`{}`", c.task_id),
+        ];
+        (leading, &c.summary, c.gap.gap)
+    });
+    b.push(summary_table(s, &["policy", "level", "task"], per_task));
+    b.extend(figures_with(figures, "heatmap_"));
+
+    if !stats.level_gaps.is_empty() {
+        let rows = stats
+            .level_gaps
+            .iter()
+            .map(|g| {
+                vec![
+                    g.label.clone(),
+                    g.task_id
+                        .as_ref()
+                        .map_or_else(|| "all tasks".to_string(), |t| format!("`{t}`")),
+                    g.static_level.to_string(),
+                    num(g.gap.static_mean),
+                    g.hardest_level.to_string(),
+                    num(g.gap.hardest_worst),
+                    num(g.gap.gap),
+                ]
+            })
+            .collect();
+        let columns = [
+            ("policy", L),
+            ("task", L),
+            ("static level", L),
+            ("static mean", R),
+            ("hardest level", L),
+            ("hardest worst", R),
+            ("gap", R),
+        ];
+        let text = "Reliability gap across levels: mean at the most scaffolded level present (static) minus the worst case at the \
+             least scaffolded level present (hardest), pooled over tasks and per task.";
+        b.extend(section(
+            "Across scaffolding levels",
+            text.into(),
+            Block::table(&columns, rows),
+        ));
+        b.extend(figures_with(figures, "scaffolding"));
+    }
+
+    if !stats.scorers.is_empty() {
+        let rows = stats
+            .scorers
+            .iter()
+            .map(|c| {
+                vec![
+                    c.label.clone(),
+                    c.condition.level.to_string(),
+                    c.n.to_string(),
+                    num(c.f1_mean),
+                    num(c.judge_mean),
+                ]
+            })
+            .collect();
+        let columns = [
+            ("policy", L),
+            ("level", L),
+            ("n", R),
+            ("ground-truth F1", R),
+            ("judge / 100", R),
+        ];
+        let text = "Every episode is scored twice. The legacy judge grades the shape of the submission and its self-report; \
+             ground-truth F1 grades the records against the seeded canonical set. Means over scored episodes:";
+        b.extend(section(
+            "Judge vs ground truth",
+            text.into(),
+            Block::table(&columns, rows),
+        ));
+        b.extend(figures_with(figures, "scorers_"));
+    }
+
+    if let Some(j) = &stats.joint {
+        let text = format!(
+            "Means over the (task, seed) episodes each policy has at both L0 and L2. At L0, {} of {} policy pairs \
+             submitted byte-identical payloads (equal SHA256 hashes) on the same (task, seed). Spread across policies (max − min): \
+             L0 judge {}, L0 ground truth {}, L2 judge {}, L2 ground truth {}.",
+            j.l0_identical,
+            j.l0_pairs,
+            num(j.spread.l0_judge),
+            num(j.spread.l0_truth),
+            num(j.spread.l2_judge),
+            num(j.spread.l2_truth)
+        );
+        let rows = j
+            .rows
+            .iter()
+            .map(|r| {
+                let cells = [r.l0_judge, r.l0_truth, r.l2_judge, r.l2_truth].map(num);
+                [vec![r.label.clone(), r.n.to_string()], cells.to_vec()].concat()
+            })
+            .collect();
+        let columns = [
+            ("policy", L),
+            ("n", R),
+            ("L0 judge", R),
+            ("L0 ground truth", R),
+            ("L2 judge", R),
+            ("L2 ground truth", R),
+        ];
+        let heading = "Joint intervention: harness × scorer";
+        b.extend(section(heading, text, Block::table(&columns, rows)));
+        b.extend(figures_with(figures, "joint"));
+    }
+
+    if let Some(ab) = &stats.ab {
+        b.push(Block::Heading(
+            2,
+            "A/B: constant vs escalating stress".to_string(),
+        ));
+        b.extend(paired_blocks(
+            ab,
+            s,
+            "constant",
+            "escalating",
+            "Δ = constant − escalating (positive = escalation penalty)",
+        ));
+        b.extend(figures_with(figures, "forest"));
+    }
+
+    if !stats.degradation.is_empty() {
+        b.push(Block::Heading(2, "Degradation".to_string()));
+        b.push(Block::Paragraph(
+            "Constant-stress doses pooled over tasks; the curve's gap is the mean at the lowest dose minus the worst case at \
+             the highest dose."
+                .to_string(),
+        ));
+        for c in &stats.degradation {
+            b.push(Block::Heading(
+                3,
+                format!("{} (gap {})", c.label, num(c.gap.gap)),
+            ));
+            let (mut header, mut align) = summary_header(s, &["dose"]);
+            header.pop();
+            align.pop();
+            let rows = c
+                .points
+                .iter()
+                .map(|p| {
+                    let mut row = vec![format!("{}", p.dose)];
+                    let mut cells = summary_cells(&p.summary, 0.0);
+                    cells.pop();
+                    row.extend(cells);
+                    row
+                })
+                .collect();
+            b.push(Block::Table {
+                header,
+                align,
+                rows,
+            });
+        }
+        b.extend(figures_with(figures, "degradation"));
+    }
+
+    // Infra errors are named one by one; episodes merely without the metric (e.g. coverage at
+    // L2) are counted above and listed in stats.json.
+    let infra: Vec<_> = stats
+        .excluded
+        .iter()
+        .filter(|x| x.reason == "infra_error")
+        .collect();
+    if !infra.is_empty() {
+        b.push(Block::Heading(2, "Infra errors".to_string()));
+        b.push(Block::Paragraph(
+            "Left out of every statistic (error messages are in stats.json, `excluded`):"
+                .to_string(),
+        ));
+        b.push(Block::List(
+            infra
+                .iter()
+                .map(|x| {
+                    let arm = x
+                        .arm
+                        .as_ref()
+                        .map(|a| format!(" [{a}]"))
+                        .unwrap_or_default();
+                    format!(
+                        "{}{arm} {} `{}` seed {}",
+                        x.policy, x.level, x.task_id, x.seed
+                    )
+                })
+                .collect(),
+        ));
+    }
+
+    b.push(Block::Heading(2, "Reproduce".to_string()));
+    let taus: Vec<String> = s.taus.iter().map(|t| format!("{t}")).collect();
+    b.push(Block::Paragraph(format!(
+        "`benchaudit report {} --metric {} --alpha {} --tau {} --seed {} --resamples {}` rewrites these numbers bit for bit; \
+         every number above is a field of stats.json (tool {} {}).",
+        stats.source.run_dir,
+        s.metric.flag(),
+        s.alpha,
+        taus.join(","),
+        s.seed,
+        s.resamples,
+        stats.tool.name,
+        stats.tool.version
+    )));
+    b
+}

@@ -1,0 +1,207 @@
+//! The terminal tables of `benchaudit run` and `benchaudit ab`: short summaries of records and
+//! of a design's analysis (the full numbers are in the ledger, `stats.json` and `ab.json`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use benchaudit_agents::{EpisodeRecord, Level, Outcome};
+use benchaudit_runs::{AbResult, Design, DesignKind};
+
+/// The table `benchaudit run` prints: per (policy, level) the episodes, mean F1, judge and
+/// coverage, submissions and infra errors (listed, not averaged).
+pub fn run_summary(records: &[EpisodeRecord]) -> String {
+    #[derive(Default)]
+    struct Acc {
+        n: usize,
+        f1: f64,
+        judge: f64,
+        coverage: (f64, usize),
+        submitted: usize,
+        infra: usize,
+    }
+    let mut groups: BTreeMap<(String, Level), Acc> = BTreeMap::new();
+    for r in records {
+        let acc = groups
+            .entry((r.key.policy.clone(), r.key.level))
+            .or_default();
+        if r.outcome == Outcome::InfraError {
+            acc.infra += 1;
+            continue;
+        }
+        acc.n += 1;
+        if let Some(s) = &r.scores {
+            acc.f1 += s.f1;
+            acc.judge += s.judge_total / 100.0;
+        }
+        if let Some(c) = r.coverage {
+            acc.coverage.0 += c;
+            acc.coverage.1 += 1;
+        }
+        if r.outcome == Outcome::Submitted {
+            acc.submitted += 1;
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>6}",
+        "policy", "level", "n", "mean F1", "judge", "coverage", "submitted", "infra"
+    );
+    for ((policy, level), a) in &groups {
+        let n = a.n.max(1) as f64;
+        let cov = if a.coverage.1 > 0 {
+            format!("{:.3}", a.coverage.0 / a.coverage.1 as f64)
+        } else {
+            "-".into()
+        };
+        let _ = writeln!(
+            out,
+            "{policy:<16} {level:<5} {:>6} {:>8.3} {:>9.3} {cov:>9} {:>10} {:>6}",
+            a.n,
+            a.f1 / n,
+            a.judge / n,
+            format!("{}/{}", a.submitted, a.n),
+            a.infra
+        );
+    }
+    let infra: Vec<&EpisodeRecord> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::InfraError)
+        .collect();
+    if !infra.is_empty() {
+        let _ = writeln!(out, "\ninfra errors (excluded from statistics):");
+        for r in infra {
+            let _ = writeln!(
+                out,
+                "  {} {} {} seed {}: {}",
+                r.key.policy,
+                r.key.level,
+                r.key.task_id,
+                r.key.seed,
+                r.error.as_deref().unwrap_or("?")
+            );
+        }
+    }
+    out
+}
+
+/// The text `benchaudit ab` prints: the design's header, one row per comparison (or one curve
+/// per agent), and under a pre-registration its deviations and verdicts.
+pub fn ab_summary(design: &Design, result: &AbResult) -> String {
+    let mut text = String::new();
+    let level = design.level;
+    let metric = result.metric.label();
+    if let Some(curves) = &result.curves {
+        let _ = writeln!(
+            text,
+            "degradation on {} at {level} ({metric}), quota {}, {} seeds",
+            design.task.task_id,
+            design.quota.map_or("free".into(), |q| q.to_string()),
+            design.seeds.len()
+        );
+        for c in curves {
+            let _ = writeln!(text, "  {}:", c.agent);
+            for p in &c.curve.points {
+                let _ = writeln!(
+                    text,
+                    "    dose {:.2}  mean {:.3}  worst {:.3}  CI [{:.3}, {:.3}]  n {}",
+                    p.dose,
+                    p.summary.mean,
+                    p.summary.worst,
+                    p.summary.mean_ci.lo,
+                    p.summary.mean_ci.hi,
+                    p.summary.n
+                );
+            }
+            let _ = writeln!(
+                text,
+                "    reliability gap (mean at dose 0 − worst at dose 1): {:.3}",
+                c.curve.gap.gap
+            );
+        }
+        return text;
+    }
+    let family = result.comparisons.as_deref().unwrap_or_default();
+    let _ = writeln!(
+        text,
+        "{} on {} at {level}: Δ = constant − escalating ({metric}), {} paired seeds, constant level {:.4} (computed from the escalating arm)",
+        match design.kind {
+            DesignKind::MatchedMean => "matched-mean A/B",
+            _ => "quota + squeeze",
+        },
+        design.task.task_id,
+        design.seeds.len(),
+        result.matched_level
+    );
+    let _ = writeln!(
+        text,
+        "{:<14} {:>6} {:>6} {:>13} {:>8} {:>18} {:>7} {:>7} {:>24} {:>9} {:>9} {:>13}",
+        "agent",
+        "quota",
+        "slack",
+        "mean",
+        "Δ",
+        "95% CI",
+        "p",
+        "p_holm",
+        "Cliff's δ [CI]",
+        "deaths",
+        "skips",
+        "intensity"
+    );
+    for c in family {
+        let st = &c.stats;
+        let _ = writeln!(
+            text,
+            "{:<14} {:>6} {:>6} {:>13} {:>+8.3} {:>18} {:>7.4} {:>7.4} {:>24} {:>9} {:>9} {:>13}",
+            c.agent,
+            c.quota.map_or("free".into(), |q| q.to_string()),
+            c.slack.map_or("-".into(), |s| s.to_string()),
+            format!("{:.3}/{:.3}", st.mean_b, st.mean_a),
+            st.mean_delta,
+            format!("[{:+.3}, {:+.3}]", st.delta_ci.lo, st.delta_ci.hi),
+            st.p_value(),
+            c.p_holm,
+            format!(
+                "{:+.2} [{:+.2}, {:+.2}]",
+                st.cliffs_delta, st.cliffs_ci.lo, st.cliffs_ci.hi
+            ),
+            format!("{}/{}", c.deaths.0, c.deaths.1),
+            format!("{}/{}", c.skips.0, c.skips.1),
+            format!("{:.3}/{:.3}", c.mean_intensity.0, c.mean_intensity.1),
+        );
+    }
+    let _ = writeln!(
+        text,
+        "(mean outcome, deaths, skips and intensity: escalating/constant arm)"
+    );
+    if let Some(p) = &result.prereg {
+        let _ = writeln!(
+            text,
+            "\npre-registration {} (sha256 {}), predicted Δ {:?}:",
+            p.name, p.sha256, p.predicted
+        );
+        if p.deviations.is_empty() {
+            let _ = writeln!(text, "  no deviation from the frozen design");
+        } else {
+            let _ = writeln!(text, "  DISCLOSED DEVIATIONS from the frozen design:");
+            for d in &p.deviations {
+                let _ = writeln!(text, "  - {d}");
+            }
+        }
+        for c in family {
+            let _ = writeln!(
+                text,
+                "  {} (quota {}): {} under the frozen rule (CI excludes 0 on the predicted side and sign-flip p < 0.05)",
+                c.agent,
+                c.quota.map_or("free".into(), |q| q.to_string()),
+                if c.decision == Some(true) {
+                    "CONFIRMED"
+                } else {
+                    "not confirmed"
+                }
+            );
+        }
+    }
+    text
+}

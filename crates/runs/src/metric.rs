@@ -1,0 +1,69 @@
+//! The per-episode outcome a statistic is computed on.
+
+use benchaudit_agents::{EpisodeRecord, Level, Outcome};
+use serde::{Deserialize, Serialize};
+
+/// Points of a perfect judge total; the judge metric is `judge_total / JUDGE_SCALE`.
+pub const JUDGE_SCALE: f64 = 100.0;
+
+/// Which per-episode number a statistic is computed on.
+///
+/// Exists because the paper's headline metric is ground-truth F1 while the judge and L1
+/// coverage are studied too; the choice is recorded so numbers are never read on the wrong
+/// scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Ground-truth F1 (`scores.f1`).
+    F1,
+    /// The legacy judge total divided by 100 (`scores.judge_total / 100`).
+    Judge,
+    /// L1 coverage (`coverage`): share of G among rows the harness accepted, recorded at L0
+    /// and L1 only.
+    Coverage,
+}
+
+impl Metric {
+    /// The metric of a level when none is chosen: coverage where the harness assembles the
+    /// submission (L0, L1), F1 where the model does (L2).
+    pub fn default_for(level: Level) -> Metric {
+        if level == Level::L2 {
+            Metric::F1
+        } else {
+            Metric::Coverage
+        }
+    }
+
+    /// Human name, used in headings, axis labels and captions.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::F1 => "ground-truth F1",
+            Metric::Judge => "judge total / 100",
+            Metric::Coverage => "coverage",
+        }
+    }
+
+    /// The flag value (`f1`, `judge`, `coverage`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Metric::F1 => "f1",
+            Metric::Judge => "judge",
+            Metric::Coverage => "coverage",
+        }
+    }
+
+    /// The metric of one record: `None` for an infra error, a record without it (coverage
+    /// at L2, no scores) or a non-finite value. The single definition of each metric's
+    /// per-episode value.
+    pub fn of(self, record: &EpisodeRecord) -> Option<f64> {
+        if record.outcome == Outcome::InfraError {
+            return None;
+        }
+        let v = match self {
+            Metric::F1 => record.scores.as_ref().map(|s| s.f1),
+            Metric::Judge => record.scores.as_ref().map(|s| s.judge_total / JUDGE_SCALE),
+            Metric::Coverage => record.coverage,
+        };
+        v.filter(|x| x.is_finite())
+    }
+}

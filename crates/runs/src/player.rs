@@ -1,0 +1,71 @@
+//! Who plays "the model" in a run: a rule policy, an LLM, or any [`Policy`] a caller builds.
+
+use std::sync::Arc;
+
+use benchaudit_agents::llm::{LlmAgent, ModelConfig};
+use benchaudit_agents::{Policy, RuleKind, RulePolicy};
+
+/// Makes a fresh policy for one episode (an episode never sees another's state).
+type MakePolicy = dyn Fn() -> Box<dyn Policy> + Send + Sync;
+
+/// A named maker of fresh policies: one per episode, from any thread.
+///
+/// Cloning is cheap (the maker is shared), so one player can sit in several plans.
+#[derive(Clone)]
+pub struct Player {
+    /// The ledger name (`key.policy` of every record it plays).
+    name: String,
+    /// An LLM's configuration (endpoint, quirks, budgets; never the key): it shapes the
+    /// model's episodes, so a run's manifest records it.
+    model: Option<ModelConfig>,
+    /// The policy factory.
+    make: Arc<MakePolicy>,
+}
+
+impl std::fmt::Debug for Player {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Player").field("name", &self.name).finish()
+    }
+}
+
+impl Player {
+    /// Any policy: `make` is called once per episode, possibly on several threads at once.
+    pub fn new(
+        name: impl Into<String>,
+        make: impl Fn() -> Box<dyn Policy> + Send + Sync + 'static,
+    ) -> Self {
+        Player {
+            name: name.into(),
+            model: None,
+            make: Arc::new(make),
+        }
+    }
+
+    /// A built-in rule policy (key-free: its decisions are known).
+    pub fn rule(kind: RuleKind) -> Self {
+        Player::new(kind.name(), move || Box::new(RulePolicy::new(kind)))
+    }
+
+    /// An LLM behind an OpenAI-compatible API (`provider:model`).
+    pub fn model(agent: LlmAgent) -> Self {
+        let model = Some(agent.config().clone());
+        let mut player = Player::new(agent.name(), move || Box::new(agent.policy()));
+        player.model = model;
+        player
+    }
+
+    /// The ledger name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The LLM configuration, for LLM players.
+    pub fn model_config(&self) -> Option<&ModelConfig> {
+        self.model.as_ref()
+    }
+
+    /// A fresh policy for one episode.
+    pub fn policy(&self) -> Box<dyn Policy> {
+        (self.make)()
+    }
+}

@@ -1,0 +1,126 @@
+//! The parallel runner: plays jobs on worker threads and hands each finished episode to the
+//! calling thread, so whoever records results (a ledger, a vector) needs no locking.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use benchaudit_agents::{EpisodeRecord, EpisodeRun, run_episode};
+
+use crate::plan::{Job, Plan};
+
+/// Plays `jobs` on up to `threads` workers (at least one). Workers take the next job as they
+/// finish one, so slow episodes (LLMs) do not hold up a fixed share; each finished episode is
+/// passed to `on_done` with its index in `jobs`, on the calling thread, in completion order.
+/// The record's wall time is measured here (the only part allowed to differ on replay).
+///
+/// When `on_done` fails, no further job starts; jobs already running finish and are dropped;
+/// the error is returned.
+pub fn run_jobs<E>(
+    jobs: &[Job<'_>],
+    threads: usize,
+    mut on_done: impl FnMut(usize, EpisodeRun) -> Result<(), E>,
+) -> Result<(), E> {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, EpisodeRun)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1).min(jobs.len().max(1)) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let mut policy = job.player.policy();
+                    let started = Instant::now();
+                    let mut run = run_episode(&job.spec, policy.as_mut());
+                    run.record.timing.wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+                    if tx.send((i, run)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, run) in rx {
+            if let Err(e) = on_done(i, run) {
+                // Workers see the closed channel after their current episode and stop.
+                next.store(jobs.len(), Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Plays `jobs` in memory; records come back in job order (whatever order they finished in).
+pub fn collect(jobs: &[Job<'_>], threads: usize) -> Vec<EpisodeRecord> {
+    let mut out: Vec<Option<EpisodeRecord>> = vec![None; jobs.len()];
+    let done: Result<(), std::convert::Infallible> = run_jobs(jobs, threads, |i, run| {
+        out[i] = Some(run.record);
+        Ok(())
+    });
+    match done {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
+    // Every index is filled: each job is sent exactly once unless a worker panicked, and a
+    // panicking worker re-raises its panic when the scope ends.
+    out.into_iter().flatten().collect()
+}
+
+/// Plays every episode of `plan` in memory (no ledger), records in plan order.
+pub fn run_all(plan: &Plan, threads: usize) -> Vec<EpisodeRecord> {
+    collect(&plan.jobs(), threads)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use benchaudit_agents::{Level, RuleKind};
+
+    fn plan() -> Plan {
+        Plan::new(
+            vec![
+                Player::rule(RuleKind::Oracle),
+                Player::rule(RuleKind::NoDedup),
+            ],
+            vec![Level::L0, Level::L2],
+            vec![benchaudit_comtrade::task("T3_duplicates").unwrap()],
+            (0..3).collect(),
+        )
+    }
+
+    use crate::player::Player;
+
+    #[test]
+    fn records_come_back_in_plan_order_whatever_the_thread_count() {
+        let plan = plan();
+        let keys = |threads| -> Vec<_> {
+            run_all(&plan, threads)
+                .into_iter()
+                .map(|r| (r.key, r.payload_sha256, r.scores.map(|s| s.f1)))
+                .collect()
+        };
+        let one = keys(1);
+        assert_eq!(one.len(), plan.len());
+        assert_eq!(one, keys(4));
+        let planned: Vec<_> = plan.jobs().into_iter().map(|j| j.key).collect();
+        assert_eq!(one.into_iter().map(|k| k.0).collect::<Vec<_>>(), planned);
+    }
+
+    #[test]
+    fn a_failing_callback_stops_the_run_and_is_returned() {
+        let plan = plan();
+        let jobs = plan.jobs();
+        let mut seen = 0;
+        let result = run_jobs(&jobs, 1, |_, _| {
+            seen += 1;
+            if seen == 2 { Err("disk full") } else { Ok(()) }
+        });
+        assert_eq!(result, Err("disk full"));
+        // With one worker, at most the episode in flight finishes after the failure.
+        assert_eq!(seen, 2);
+    }
+}
