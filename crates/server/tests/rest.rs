@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use benchaudit_comtrade::{EpisodeOptions, tasks};
 use benchaudit_server::{ServerConfig, StoreLimits};
-use common::{InProcess, Policy, Rest, TestServer, client, create, run_policy};
+use common::{Fixture, InProcess, Policy, Rest, TestServer, create, run_policy};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oracle_scores_f1_one_on_every_task_and_faults_arrive_as_http_statuses() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     for t in tasks() {
         let seed = 11;
         let id = create(&http, &server, json!({"task_id": t.task_id, "seed": seed})).await;
@@ -58,13 +58,13 @@ async fn oracle_scores_f1_one_on_every_task_and_faults_arrive_as_http_statuses()
         assert_eq!(state["result"], answer);
         assert_eq!(state["task_id"], t.task_id);
     }
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_pages_are_422_with_the_profile_retry_flag_and_spend_budget() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     for (interface, retry) in [("legacy", true), ("strict", false)] {
         let id = create(
             &http,
@@ -136,7 +136,7 @@ async fn invalid_pages_are_422_with_the_profile_retry_flag_and_spend_budget() {
         v,
         json!({"status": 429, "error": "request budget exhausted", "retry": false})
     );
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 async fn futures_statuses(
@@ -185,12 +185,12 @@ async fn post_raw(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     let limit = 64 * 1024;
-    let server = TestServer::start(ServerConfig {
+    let fx = Fixture::start(ServerConfig {
         max_body_bytes: limit,
         ..ServerConfig::default()
     })
     .await;
-    let http = client();
+    let (server, http) = (&fx.server, &fx.http);
     let episodes = server.url("/v1/episodes");
     let json_ct = "application/json";
     // Creating episodes.
@@ -448,7 +448,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     let r = http.get(server.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.json::<Value>().await.unwrap(), json!({"status": "ok"}));
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 fn futures_stream(bytes: Vec<u8>) -> reqwest::Body {
@@ -465,12 +465,12 @@ async fn evicted_and_expired_episodes_answer_410_never_a_fresh_episode() {
         idle_timeout: None,
         ..StoreLimits::default()
     };
-    let server = TestServer::start(ServerConfig {
+    let fx = Fixture::start(ServerConfig {
         limits,
         ..ServerConfig::default()
     })
     .await;
-    let http = client();
+    let (server, http) = (&fx.server, &fx.http);
     let first = create(
         &http,
         &server,
@@ -542,35 +542,21 @@ async fn evicted_and_expired_episodes_answer_410_never_a_fresh_episode() {
             200
         );
     }
-    let metrics = http
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == r#"benchaudit_episodes_departed_total{reason="evicted"} 1"#),
-        "{metrics}"
-    );
-    assert!(
-        metrics.lines().any(|l| l == "benchaudit_episodes_open 2"),
-        "{metrics}"
-    );
-    server.shutdown().await;
+    let metrics = fx.metrics().await;
+    metrics.assert_line(r#"benchaudit_episodes_departed_total{reason="evicted"} 1"#);
+    metrics.assert_line("benchaudit_episodes_open 2");
+    fx.shutdown().await;
 
     let limits = StoreLimits {
         idle_timeout: Some(Duration::from_millis(1000)),
         ..StoreLimits::default()
     };
-    let server = TestServer::start(ServerConfig {
+    let fx = Fixture::start(ServerConfig {
         limits,
         ..ServerConfig::default()
     })
     .await;
+    let (server, http) = (&fx.server, &fx.http);
     let idle = create(
         &http,
         &server,
@@ -601,31 +587,17 @@ async fn evicted_and_expired_episodes_answer_410_never_a_fresh_episode() {
         .unwrap();
     assert_eq!(r.status(), 410);
     assert_eq!(r.json::<Value>().await.unwrap()["reason"], "expired");
-    let metrics = http
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == r#"benchaudit_episodes_departed_total{reason="expired"} 1"#),
-        "{metrics}"
-    );
-    assert!(
-        metrics.lines().any(|l| l == "benchaudit_episodes_open 1"),
-        "the sweep removed it: {metrics}"
-    );
-    server.shutdown().await;
+    let metrics = fx.metrics().await;
+    metrics.assert_line(r#"benchaudit_episodes_departed_total{reason="expired"} 1"#);
+    // The sweep removed it.
+    metrics.assert_line("benchaudit_episodes_open 1");
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chunked_ids_and_judge_reward_protocols_work_over_rest() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     // chunked: the policy appends two chunks, then submits.
     let options = EpisodeOptions {
         submission: benchaudit_comtrade::SubmissionProtocol::Chunked,
@@ -694,13 +666,13 @@ async fn chunked_ids_and_judge_reward_protocols_work_over_rest() {
     assert!(judge > 50.0, "{answer}");
     assert_eq!(answer["reward"].as_f64().unwrap(), judge / 100.0);
     assert_eq!(answer["scores"]["f1"], 1.0);
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_health_and_metrics_describe_the_server() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     let v: Value = http
         .get(server.url("/v1/tasks"))
         .send()
@@ -720,13 +692,21 @@ async fn tasks_health_and_metrics_describe_the_server() {
         json!({"task_id": "T5_server_error_500", "seed": 3}),
     )
     .await;
-    let mut rest = Rest::new(http.clone(), &server, &id);
-    run_policy(&mut rest, Policy::Oracle).await;
     let _ = http
         .get(server.url(&format!("/v1/episodes/{id}/pages/0")))
         .send()
         .await
         .unwrap();
+    let mut rest = Rest::new(http.clone(), &server, &id);
+    run_policy(&mut rest, Policy::Oracle).await;
+    // The episode is over: a page asked for now is refused and spends nothing.
+    let used = fx.get(&format!("/v1/episodes/{id}")).await.1["requests_used"].clone();
+    let (status, v) = fx.get(&format!("/v1/episodes/{id}/pages/1")).await;
+    assert_eq!((status, v["status"].clone()), (409, json!(409)), "{v}");
+    assert_eq!(
+        fx.get(&format!("/v1/episodes/{id}")).await.1["requests_used"],
+        used
+    );
     let r = http.get(server.url("/metrics")).send().await.unwrap();
     assert!(
         r.headers()["content-type"]
@@ -741,6 +721,7 @@ async fn tasks_health_and_metrics_describe_the_server() {
         "benchaudit_submissions_total 1",
         r#"benchaudit_faults_served_total{status="500",kind="server_error"} 1"#,
         r#"benchaudit_faults_served_total{status="422",kind="invalid_argument"} 1"#,
+        r#"benchaudit_faults_served_total{status="409",kind="after_submit"} 1"#,
         r#"benchaudit_http_requests_total{code="201"} 1"#,
         r#"benchaudit_http_requests_total{code="500"} 1"#,
         r#"benchaudit_http_requests_total{code="422"} 1"#,
@@ -753,14 +734,14 @@ async fn tasks_health_and_metrics_describe_the_server() {
             .any(|l| l == format!("benchaudit_pages_served_total {pages}")),
         "{text}"
     );
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_stops_accepting_and_returns() {
     let server = TestServer::start(ServerConfig::default()).await;
     let addr = server.addr;
-    let http = client();
+    let http = common::client();
     create(
         &http,
         &server,
