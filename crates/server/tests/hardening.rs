@@ -533,7 +533,6 @@ async fn stdio_answers_every_malformed_line_and_carries_on() {
         "{}",
         replies[3]
     );
-    drop(send);
     drop(write);
     drop(lines);
     tokio::time::timeout(Duration::from_secs(5), server)
