@@ -13,6 +13,7 @@
 //! arguments are skipped, not copied); the SDK then parses the message itself.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use rmcp::model::ClientJsonRpcMessage;
 use serde::Deserialize;
@@ -181,6 +182,46 @@ impl<'de> Deserialize<'de> for Small {
     }
 }
 
+/// A type read from a JSON object, or standing for another value by its kind.
+trait FromObject: Sized {
+    fn from_kind(kind: Kind) -> Self;
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+}
+
+/// Visits an object with `T::from_map`, anything else with `T::from_kind`.
+struct ObjectVisitor<T>(PhantomData<T>);
+
+impl<'de, T: FromObject> Visitor<'de> for ObjectVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::from_map(map)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<T, E> {
+        Ok(T::from_kind(Kind::Bool))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<T, E> {
+        Ok(T::from_kind(Kind::Number))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<T, E> {
+        Ok(T::from_kind(Kind::Number))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+        Ok(T::from_kind(Kind::Number))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<T, E> {
+        Ok(T::from_kind(Kind::String))
+    }
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok(T::from_kind(Kind::Null))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        KindVisitor.visit_seq(seq).map(T::from_kind)
+    }
+}
+
 /// `params`: its kind, and for an object its `name` and the kind of its `arguments`.
 #[derive(Debug, Default)]
 struct Params {
@@ -189,59 +230,31 @@ struct Params {
     arguments: Option<Kind>,
 }
 
+impl FromObject for Params {
+    fn from_kind(kind: Kind) -> Self {
+        Params {
+            kind: Some(kind),
+            ..Params::default()
+        }
+    }
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut p = Params::from_kind(Kind::Object);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "name" => p.name = Some(map.next_value()?),
+                "arguments" => p.arguments = Some(map.next_value::<AnyKind>()?.0),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(p)
+    }
+}
+
 impl<'de> Deserialize<'de> for Params {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Params;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
-                let mut p = Params {
-                    kind: Some(Kind::Object),
-                    ..Params::default()
-                };
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "name" => p.name = Some(map.next_value()?),
-                        "arguments" => p.arguments = Some(map.next_value::<AnyKind>()?.0),
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(p)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Params, E> {
-                Ok(kind(Kind::Bool))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Params, E> {
-                Ok(kind(Kind::Number))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Params, E> {
-                Ok(kind(Kind::Number))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Params, E> {
-                Ok(kind(Kind::Number))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Params, E> {
-                Ok(kind(Kind::String))
-            }
-            fn visit_unit<E>(self) -> Result<Params, E> {
-                Ok(kind(Kind::Null))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Params, A::Error> {
-                KindVisitor.visit_seq(seq).map(kind)
-            }
-        }
-        fn kind(k: Kind) -> Params {
-            Params {
-                kind: Some(k),
-                ..Params::default()
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(ObjectVisitor(PhantomData))
     }
 }
 
@@ -257,69 +270,35 @@ struct Top {
     error: bool,
 }
 
+impl FromObject for Top {
+    fn from_kind(kind: Kind) -> Self {
+        Top {
+            kind: Some(kind),
+            ..Top::default()
+        }
+    }
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut t = Top::from_kind(Kind::Object);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "jsonrpc" => t.jsonrpc = Some(map.next_value()?),
+                "id" => t.id = Some(map.next_value()?),
+                "method" => t.method = Some(map.next_value()?),
+                "params" => t.params = Some(map.next_value()?),
+                other => {
+                    map.next_value::<IgnoredAny>()?;
+                    t.result |= other == "result";
+                    t.error |= other == "error";
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
 impl<'de> Deserialize<'de> for Top {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Top;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
-                let mut t = Top {
-                    kind: Some(Kind::Object),
-                    ..Top::default()
-                };
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "jsonrpc" => t.jsonrpc = Some(map.next_value()?),
-                        "id" => t.id = Some(map.next_value()?),
-                        "method" => t.method = Some(map.next_value()?),
-                        "params" => t.params = Some(map.next_value()?),
-                        "result" => {
-                            map.next_value::<IgnoredAny>()?;
-                            t.result = true;
-                        }
-                        "error" => {
-                            map.next_value::<IgnoredAny>()?;
-                            t.error = true;
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(t)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Top, E> {
-                Ok(other(Kind::Bool))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Top, E> {
-                Ok(other(Kind::Number))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Top, E> {
-                Ok(other(Kind::Number))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Top, E> {
-                Ok(other(Kind::Number))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Top, E> {
-                Ok(other(Kind::String))
-            }
-            fn visit_unit<E>(self) -> Result<Top, E> {
-                Ok(other(Kind::Null))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Top, A::Error> {
-                KindVisitor.visit_seq(seq).map(other)
-            }
-        }
-        fn other(k: Kind) -> Top {
-            Top {
-                kind: Some(k),
-                ..Top::default()
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(ObjectVisitor(PhantomData))
     }
 }
 
