@@ -93,7 +93,7 @@ async fn healthz_answers_while_one_episode_is_scored_and_hammered() {
     // Blocked workers would hold /healthz for about as long as the scoring: here it answers
     // throughout, every answer far faster than the submission.
     assert!(
-        latencies.len() >= 5 && worst < took / 3,
+        latencies.len() >= 5 && worst < took / 2,
         "{} health checks during a {took:?} submit, worst {worst:?}",
         latencies.len()
     );
