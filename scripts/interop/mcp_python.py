@@ -10,6 +10,7 @@ that the SDK's own message types accept.
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -130,7 +131,20 @@ async def over_http():
         print("ok: HTTP: malformed bodies answered -32700 / -32600 (400) and -32602, as the SDK parses them")
 
 
+class Warnings(logging.Handler):
+    """Collects what the SDK logs at WARNING or above: a peer's complaints fail the run."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record.getMessage())
+
+
 def main():
+    warnings = Warnings()
+    logging.getLogger().addHandler(warnings)
     stdio_malformed()
     asyncio.run(over_stdio())
     server = start_server()
@@ -141,6 +155,8 @@ def main():
         _, err = server.communicate(timeout=15)
         if b"panicked" in err:
             sys.exit("the server panicked: " + err.decode(errors="replace"))
+    if warnings.records:
+        sys.exit(f"the SDK logged warnings: {warnings.records}")
     print("PASS")
 
 

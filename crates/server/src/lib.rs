@@ -423,7 +423,14 @@ async fn session_mcp_route(State(http): State<Arc<Http>>, request: Request) -> R
         Ok(request) => request,
         Err(answer) => return answer,
     };
-    http.session_mcp.handle(request).await.map(Body::new)
+    let deletes = request.method() == Method::DELETE;
+    let mut response = http.session_mcp.handle(request).await.map(Body::new);
+    // The SDK answers a closed session 202; MCP clients (the Python SDK among them) expect 200
+    // or 204 for DELETE, and log anything else as a failed termination.
+    if deletes && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 async fn metrics_route(State(http): State<Arc<Http>>) -> Response {

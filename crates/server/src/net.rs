@@ -227,3 +227,26 @@ impl AsyncWrite for BoundedStream {
         self.stream.is_write_vectored()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_resolves_only_after_a_full_quiet_period() {
+        let epoch = Instant::now();
+        let activity = Arc::new(AtomicU64::new(0));
+        let watched = Arc::clone(&activity);
+        let watch = tokio::spawn(async move {
+            idle(&watched, epoch, Duration::from_secs(10)).await;
+            epoch.elapsed()
+        });
+        // Bytes move at 6 s and 12 s: quiet from 12 s, so idle at 22 s, not 10 s.
+        for at in [6, 12] {
+            tokio::time::sleep_until(epoch + Duration::from_secs(at)).await;
+            activity.store(at * 1000, Ordering::Relaxed);
+        }
+        let fired = watch.await.expect("watch");
+        assert_eq!(fired.as_secs(), 22, "{fired:?}");
+    }
+}
