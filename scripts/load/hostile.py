@@ -25,6 +25,7 @@ import time
 HOST = "127.0.0.1"
 PORT = int(os.environ.get("PORT", "18282"))
 BIN = os.environ.get("BENCHAUDIT", "target/release/benchaudit")
+WAIT = int(os.environ.get("WAIT", "120"))  # seconds a slow-connection check waits at most
 
 
 class Server:
@@ -156,7 +157,8 @@ def check_healthz(flags):
               f"{hammered[0]} hammer requests on the same episode meanwhile")
         print(f"healthz: {len(ms)} /healthz during the submit: p50 {pct(ms, 50):.1f} ms, "
               f"p99 {pct(ms, 99):.1f} ms, max {max(ms) if ms else float('nan'):.1f} ms")
-        ok = status == 200 and ms and max(ms) < 500
+        # Pass marks: no /healthz slower than 100 ms; a chunk at 50 MiB held costs < 3x one at the start.
+        ok = status == 200 and ms and max(ms) < 100
         # append: cost per chunk as the held submission grows.
         _, created = request("POST", "/v1/episodes", {"task_id": "T2_multi_page", "seed": 2, "submission": "chunked"})
         cid = created["episode_id"]
@@ -173,7 +175,7 @@ def check_healthz(flags):
         first, last = statistics.median(times[:20]), statistics.median(times[-20:])
         print(f"append: 256 KiB chunks: median {first:.1f} ms for the first 20, {last:.1f} ms for the last 20 "
               f"({len(times)} chunks, {len(times) * 256 / 1024:.0f} MiB held)")
-        return bool(ok)
+        return bool(ok) and last < 3 * first
     finally:
         server.stop()
 
@@ -205,12 +207,12 @@ def check_slow(flags, n=10_000, max_connections=None):
         # A healthy client, while the slow ones hold their connections.
         t1 = time.perf_counter()
         try:
-            status, _ = request("GET", "/healthz", timeout=120)
+            status, _ = request("GET", "/healthz", timeout=WAIT)
         except OSError as e:
             status = f"failed ({e})"
         healthy = time.perf_counter() - t1
         # How long until the server has closed every slow connection?
-        deadline = time.time() + 120
+        deadline = time.time() + WAIT
         open_socks = list(socks)
         for s in open_socks:
             s.setblocking(False)
@@ -237,12 +239,15 @@ def check_slow(flags, n=10_000, max_connections=None):
               f"{base} KiB -> {held_rss} KiB while held")
         print(f"slow: a healthy /healthz meanwhile answered {status} after {healthy:.2f} s")
         if closed_at is None:
-            print(f"slow: {len(open_socks)} slow connections still open after 120 s")
+            print(f"slow: {len(open_socks)} slow connections still open after {WAIT} s")
         else:
             print(f"slow: the server closed all of them {closed_at:.1f} s after the first was opened")
         for s in open_socks:
             s.close()
-        status_after, _ = request("GET", "/healthz", timeout=30)
+        try:
+            status_after, _ = request("GET", "/healthz", timeout=30)
+        except OSError:
+            status_after = None
         return status == 200 and closed_at is not None and status_after == 200
     finally:
         server.stop()
