@@ -25,8 +25,22 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Logs go to stderr (stdout carries data, or the MCP protocol): warnings and errors by
+/// default, more with `RUST_LOG` (e.g. `RUST_LOG=debug`, `RUST_LOG=benchaudit_server=info`).
+fn init_logging() {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging();
     let result = match cli.command {
         Command::Tasks(args) => commands::tasks::run(&args),
         Command::Truth(args) => commands::truth::run(&args),

@@ -165,3 +165,71 @@ async fn stdio_options_reach_the_episode() {
     );
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn malformed_lines_get_error_replies_and_a_log_line_on_stderr() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .args([
+            "mcp",
+            "--task",
+            "T1_single_page",
+            "--seed",
+            "1",
+            "--max-line-bytes",
+            "2048",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn benchaudit mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let oversized = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","pad":"{}"}}"#,
+        "x".repeat(4000)
+    );
+    for line in [
+        init,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "{\"jsonrpc\": 2.0, oops",
+        &oversized,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#,
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut replies: Vec<Value> = Vec::new();
+    for _ in 0..5 {
+        replies.push(serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap());
+    }
+    drop(stdin);
+    // Replies to different requests may come in any order (JSON-RPC matches them by id).
+    let mut got: Vec<String> = replies
+        .iter()
+        .map(|r| format!("{} {}", r["id"], r["error"]["code"]))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        ["1 null", "4 -32602", "5 null", "null -32600", "null -32700"],
+        "{replies:?}"
+    );
+    assert!(child.wait().unwrap().success());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("WARN") && stderr.contains("longer than 2048 bytes"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -67,6 +67,8 @@ pub struct Episode {
     served_totals: Vec<Totals>,
     /// Rows appended under the `chunked` protocol.
     chunks: String,
+    /// Non-blank lines in `chunks`, kept so an append costs O(its own bytes).
+    chunk_records: usize,
     submitted: bool,
     /// The stress engine at the boundary, when an arm is attached (T9, A/B designs).
     stress: Option<Box<Stressed>>,
@@ -150,6 +152,7 @@ impl Episode {
             served: vec![0; words],
             served_totals: Vec::new(),
             chunks: String::new(),
+            chunk_records: 0,
             submitted: false,
             stress: None,
         }
@@ -256,14 +259,22 @@ impl Episode {
         }
     }
 
-    /// Tool 2: one page, or a fault envelope. Every call spends one unit of budget.
+    /// Tool 2: one page, or a fault envelope. Every call spends one unit of budget, except
+    /// after the submission: the episode is over, so the call is refused (409) and spends
+    /// nothing.
     pub fn fetch_page(&mut self, args: FetchPageArgs) -> Result<PageResponse, ToolError> {
+        if self.submitted {
+            return Err(ToolError::fatal(
+                409,
+                "the episode is over: results were already submitted, so no more pages are served",
+            ));
+        }
         let budget = self
             .options
             .max_requests
             .unwrap_or(self.task().max_requests);
         if self.counts.requests >= budget {
-            self.counts.budget_exhausted += 1;
+            self.counts.budget_exhausted = self.counts.budget_exhausted.saturating_add(1);
             return Err(ToolError::fatal(429, "request budget exhausted"));
         }
         self.counts.requests += 1;
@@ -299,7 +310,7 @@ impl Episode {
             let plan = match stressed.wrapper.begin_step() {
                 Ok(plan) => plan,
                 Err(StressError::QuotaExhausted { .. }) => {
-                    self.counts.budget_exhausted += 1;
+                    self.counts.budget_exhausted = self.counts.budget_exhausted.saturating_add(1);
                     return Err(ToolError::fatal(429, "request quota exhausted"));
                 }
                 Err(e) => return Err(ToolError::fatal(500, format!("stress engine: {e}"))),
@@ -363,9 +374,13 @@ impl Episode {
                 }
             }
         }
-        self.counts.duplicates_served += served.duplicates;
-        self.counts.totals_served += served.totals;
-        self.counts.rows_served += served.rows.len() as u32;
+        // Counters saturate: a long-lived episode with a huge budget must not wrap (or panic).
+        let c = &mut self.counts;
+        c.duplicates_served = c.duplicates_served.saturating_add(served.duplicates);
+        c.totals_served = c.totals_served.saturating_add(served.totals);
+        c.rows_served = c
+            .rows_served
+            .saturating_add(u32::try_from(served.rows.len()).unwrap_or(u32::MAX));
         if !served.rows.is_empty() {
             self.prev_page = Some(page);
         }
@@ -394,18 +409,17 @@ impl Episode {
                 "append_results is only available under the chunked submission protocol",
             ));
         }
-        if self.chunks.len() + data_jsonl.len() > MAX_SUBMISSION_BYTES {
+        if self.chunks.len().saturating_add(data_jsonl.len()) > MAX_SUBMISSION_BYTES {
             return Err(ToolError::fatal(
                 413,
                 format!("chunked submission exceeds {MAX_SUBMISSION_BYTES} bytes"),
             ));
         }
+        // A new chunk always starts on a fresh line, so the held record count is the old count
+        // plus this chunk's: O(new bytes), however much is held.
         push_lines(&mut self.chunks, data_jsonl);
-        Ok(self
-            .chunks
-            .split('\n')
-            .filter(|l| !l.trim().is_empty())
-            .count())
+        self.chunk_records += count_records(data_jsonl);
+        Ok(self.chunk_records)
     }
 
     /// Tool 3: accepts the one submission of the episode and resolves it into the files the
@@ -421,6 +435,7 @@ impl Episode {
             SubmissionProtocol::Full => args.data_jsonl,
             SubmissionProtocol::Chunked => {
                 let mut all = std::mem::take(&mut self.chunks);
+                self.chunk_records = 0;
                 if let Some(last) = args.data_jsonl.as_deref() {
                     push_lines(&mut all, last);
                 }
@@ -470,6 +485,11 @@ impl Episode {
         }
         out
     }
+}
+
+/// Non-blank lines of a JSON Lines text (what the scorers count as records).
+fn count_records(text: &str) -> usize {
+    text.split('\n').filter(|l| !l.trim().is_empty()).count()
 }
 
 fn push_lines(buf: &mut String, more: &str) {
@@ -523,6 +543,67 @@ mod tests {
         );
         assert_eq!(ep.counts().budget_exhausted, 1);
         assert_eq!(ep.requests_remaining(), 0);
+    }
+
+    #[test]
+    fn fetch_after_submit_is_refused_and_spends_nothing() {
+        let t = task("T2_multi_page").expect("registry");
+        let mut ep = Episode::new(t, 3, EpisodeOptions::default());
+        fetch(&mut ep, 1).expect("served");
+        ep.submit_results(SubmitArgs::default()).expect("accepted");
+        let before = ep.counts();
+        let err = fetch(&mut ep, 2).expect_err("over");
+        assert_eq!((err.status, err.retry), (409, false), "{err:?}");
+        assert!(err.error.contains("already submitted"), "{err:?}");
+        assert_eq!(ep.counts(), before, "nothing spent");
+        assert_eq!(ep.requests_remaining(), t.max_requests - 1);
+    }
+
+    #[test]
+    fn served_counters_saturate() {
+        let t = task("T3_duplicates").expect("registry");
+        let mut ep = Episode::new(
+            t,
+            1,
+            EpisodeOptions {
+                max_requests: Some(u32::MAX),
+                ..EpisodeOptions::default()
+            },
+        );
+        ep.counts.rows_served = u32::MAX - 1;
+        ep.counts.duplicates_served = u32::MAX;
+        ep.counts.totals_served = u32::MAX;
+        for page in 1..=4 {
+            let _ = fetch(&mut ep, page);
+        }
+        let c = ep.counts();
+        assert_eq!(
+            (c.rows_served, c.duplicates_served, c.totals_served),
+            (u32::MAX, u32::MAX, u32::MAX)
+        );
+        ep.counts.requests = u32::MAX;
+        ep.counts.budget_exhausted = u32::MAX;
+        assert_eq!(fetch(&mut ep, 1).expect_err("spent").status, 429);
+        assert_eq!(ep.counts().budget_exhausted, u32::MAX);
+    }
+
+    #[test]
+    fn appends_count_records_across_chunks() {
+        let t = task("T2_multi_page").expect("registry");
+        let mut ep = Episode::new(
+            t,
+            1,
+            EpisodeOptions {
+                submission: SubmissionProtocol::Chunked,
+                ..EpisodeOptions::default()
+            },
+        );
+        assert_eq!(ep.append_results("{}\n{}"), Ok(2));
+        assert_eq!(ep.append_results("{}"), Ok(3), "no newline between chunks");
+        assert_eq!(ep.append_results("\n\n  \n"), Ok(3));
+        assert_eq!(ep.append_results("{}\n"), Ok(4));
+        let s = ep.submit_results(SubmitArgs::default()).expect("accepted");
+        assert_eq!(s.data_lines().count(), 4);
     }
 
     #[test]

@@ -98,13 +98,26 @@ pub struct Failure {
     pub gone: Option<Gone>,
 }
 
+/// Longest error message a client is sent, in bytes: messages may quote input (a serde error
+/// names an unknown field or variant), and an echo must not grow with the request.
+pub const MAX_ERROR_BYTES: usize = 512;
+
+/// `s` cut to at most `max` bytes at a character boundary, with `…` when cut.
+pub fn cap(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 impl Failure {
     /// A non-retryable failure.
     pub fn new(status: u16, error: impl Into<String>) -> Self {
-        Failure {
-            envelope: ToolError::fatal(status, error),
-            gone: None,
-        }
+        Failure::from(ToolError::fatal(status, error))
     }
 
     /// The HTTP-style status.
@@ -123,7 +136,10 @@ impl Failure {
 }
 
 impl From<ToolError> for Failure {
-    fn from(envelope: ToolError) -> Self {
+    fn from(mut envelope: ToolError) -> Self {
+        if envelope.error.len() > MAX_ERROR_BYTES {
+            envelope.error = cap(&envelope.error, MAX_ERROR_BYTES);
+        }
         Failure {
             envelope,
             gone: None,
@@ -152,6 +168,14 @@ mod tests {
         })
         .expect("json");
         assert_eq!(direct, page.to_json(t));
+    }
+
+    #[test]
+    fn error_messages_are_bounded() {
+        let f = Failure::new(422, format!("unknown variant `{}`", "é".repeat(1 << 20)));
+        assert!(f.envelope.error.len() <= MAX_ERROR_BYTES + '…'.len_utf8());
+        assert!(f.envelope.error.starts_with("unknown variant `é"));
+        assert_eq!(Failure::new(400, "short").envelope.error, "short");
     }
 
     #[test]

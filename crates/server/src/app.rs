@@ -11,6 +11,8 @@ use benchaudit_scoring::{RewardScorer, Scores};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use tokio::sync::Semaphore;
+
 use crate::answer::{Failure, SubmitAnswer};
 use crate::metrics::{Metrics, inc};
 use crate::store::{EpisodeId, EpisodeStore, Missing, Slot, StoreLimits};
@@ -49,7 +51,7 @@ impl CreateEpisode {
                 422,
                 format!(
                     "unknown task_id `{}` (known: {})",
-                    self.task_id,
+                    truncate(&self.task_id),
                     ids.join(", ")
                 ),
             )
@@ -82,15 +84,39 @@ pub struct App {
     pub store: EpisodeStore,
     /// Counters for `/metrics`.
     pub metrics: Metrics,
+    /// Permits for CPU-heavy jobs (scoring, chunk assembly, parsing large bodies): one per
+    /// core, so such jobs queue instead of filling the blocking pool, and the async workers
+    /// stay free for every other request.
+    cpu: Arc<Semaphore>,
 }
 
 impl App {
     /// An app with an empty store.
     pub fn new(limits: StoreLimits) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         App {
             store: EpisodeStore::new(limits),
             metrics: Metrics::default(),
+            cpu: Arc::new(Semaphore::new(cores)),
         }
+    }
+
+    /// Runs CPU-heavy `job` on the blocking pool, at most one job per core at a time; the
+    /// caller's task waits without holding an async worker.
+    pub async fn cpu<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Failure> {
+        let permit = Arc::clone(&self.cpu)
+            .acquire_owned()
+            .await
+            .map_err(|_| Failure::new(503, "the server is shutting down"))?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            job()
+        })
+        .await
+        .map_err(|_| Failure::new(500, "internal error: a background job failed"))
     }
 
     /// Opens an episode.
@@ -128,12 +154,7 @@ impl App {
                     format!(
                         "episode `{id}` was {} ({}); it is not restarted: open a new episode",
                         gone.as_str(),
-                        match gone {
-                            crate::store::Gone::Evicted =>
-                                "the server's cap on open episodes was reached",
-                            crate::store::Gone::Expired =>
-                                "idle longer than the server's idle timeout",
-                        }
+                        gone.explain(),
                     ),
                 ),
                 gone: Some(gone),
@@ -142,19 +163,19 @@ impl App {
     }
 
     /// Tool 1.
-    pub fn task_info(&self, slot: &Slot) -> TaskInfo {
-        slot.lock().episode.get_task_info()
+    pub async fn task_info(&self, slot: &Slot) -> TaskInfo {
+        slot.lock().await.episode.get_task_info()
     }
 
-    /// Tool 2. The episode's lock is held only for the state transition; the caller
-    /// serialises the page afterwards.
-    pub fn fetch_page(
+    /// Tool 2. The episode's lock is held only for the state transition (a page is at most
+    /// 1 000 rows); the caller serialises the page afterwards.
+    pub async fn fetch_page(
         &self,
         slot: &Slot,
         args: FetchPageArgs,
     ) -> Result<(&'static TaskSpec, PageResponse), Failure> {
         let (task, result) = {
-            let mut state = slot.lock();
+            let mut state = slot.lock().await;
             (state.episode.task(), state.episode.fetch_page(args))
         };
         match result {
@@ -163,26 +184,32 @@ impl App {
                 Ok((task, page))
             }
             Err(e) => {
-                inc(match (e.status, e.retry) {
-                    (429, true) => &self.metrics.faults_429,
-                    (500, _) => &self.metrics.faults_500,
-                    (422, _) => &self.metrics.rejected_422,
-                    _ => &self.metrics.budget_exhausted,
-                });
+                match (e.status, e.retry) {
+                    (429, true) => inc(&self.metrics.faults_429),
+                    (500, _) => inc(&self.metrics.faults_500),
+                    (422, _) => inc(&self.metrics.rejected_422),
+                    (429, false) => inc(&self.metrics.budget_exhausted),
+                    _ => inc(&self.metrics.after_submit),
+                }
                 Err(e.into())
             }
         }
     }
 
-    /// `append_results` (chunked protocol): returns the number of records held so far.
-    pub fn append(&self, slot: &Slot, data_jsonl: &str) -> Result<usize, Failure> {
-        let mut state = slot.lock();
-        let reserve = if state.episode.options().submission == SubmissionProtocol::Chunked
+    /// `append_results` (chunked protocol): returns the number of records held so far. The
+    /// copy into the episode's buffer runs on the CPU pool, the episode locked meanwhile.
+    pub async fn append(
+        self: &Arc<Self>,
+        slot: Arc<Slot>,
+        data_jsonl: String,
+    ) -> Result<usize, Failure> {
+        let mut state = slot.lock_owned().await;
+        let reserve = if slot.options.submission == SubmissionProtocol::Chunked
             && !state.episode.is_submitted()
         {
             // The episode may add a newline between chunks.
-            let bytes = data_jsonl.len() + 1;
-            if !self.store.reserve_appended(slot, bytes) {
+            let bytes = data_jsonl.len().saturating_add(1);
+            if !self.store.reserve_appended(&slot, bytes) {
                 return Err(Failure::new(
                     503,
                     "the server's buffer for chunked submissions is full: submit what you have, or retry later",
@@ -192,32 +219,50 @@ impl App {
         } else {
             0
         };
-        state.episode.append_results(data_jsonl).map_err(|e| {
-            self.store.unreserve_appended(slot, reserve);
-            if e.status == 409 {
-                inc(&self.metrics.double_submits);
+        let app = Arc::clone(self);
+        let job_slot = Arc::clone(&slot);
+        let result = self
+            .cpu(move || {
+                state.episode.append_results(&data_jsonl).map_err(|e| {
+                    app.store.unreserve_appended(&job_slot, reserve);
+                    if e.status == 409 {
+                        inc(&app.metrics.double_submits);
+                    }
+                    Failure::from(e)
+                })
+            })
+            .await;
+        match result {
+            Ok(inner) => inner,
+            Err(failure) => {
+                self.store.unreserve_appended(&slot, reserve);
+                Err(failure)
             }
-            Failure::from(e)
-        })
+        }
     }
 
     /// Tool 3: accepts the submission and scores it with both scorers. Scoring is CPU work
-    /// (milliseconds for large submissions), so it runs on the blocking pool; the episode's
-    /// lock is held throughout so a concurrent second submit gets 409, not a race.
+    /// (up to about a second for a 16 MiB body), so it runs on the CPU pool; the episode's
+    /// lock is held throughout (an async lock: other requests on the episode wait without
+    /// holding a worker) so a concurrent second submit gets 409, not a race.
     pub async fn submit(
         self: &Arc<Self>,
         slot: Arc<Slot>,
         args: SubmitArgs,
     ) -> Result<SubmitAnswer, Failure> {
+        let state = slot.lock_owned().await;
         let app = Arc::clone(self);
-        tokio::task::spawn_blocking(move || app.submit_now(&slot, args))
-            .await
-            .unwrap_or_else(|_| Err(Failure::new(500, "scoring failed unexpectedly")))
+        self.cpu(move || app.submit_locked(&slot, state, args))
+            .await?
     }
 
-    /// `submit` on the calling thread.
-    pub fn submit_now(&self, slot: &Slot, args: SubmitArgs) -> Result<SubmitAnswer, Failure> {
-        let mut state = slot.lock();
+    /// `submit` on the calling thread, with the episode locked by the caller.
+    fn submit_locked(
+        &self,
+        slot: &Slot,
+        mut state: tokio::sync::OwnedMutexGuard<crate::store::EpisodeState>,
+        args: SubmitArgs,
+    ) -> Result<SubmitAnswer, Failure> {
         let task = state.episode.task();
         let seed = state.episode.seed();
         let submission = state.episode.submit_results(args).map_err(|e| {
@@ -235,8 +280,8 @@ impl App {
     }
 
     /// `GET /v1/episodes/{id}`: the episode's state, and its scores once submitted.
-    pub fn status(&self, slot: &Slot) -> Value {
-        let state = slot.lock();
+    pub async fn status(&self, slot: &Slot) -> Value {
+        let state = slot.lock().await;
         let ep = &state.episode;
         json!({
             "episode_id": slot.id.to_string(),
@@ -254,17 +299,9 @@ impl App {
     }
 }
 
-/// Caps echoed user input in error messages.
+/// Caps echoed user input in error messages (64 bytes).
 pub fn truncate(s: &str) -> String {
-    const MAX: usize = 64;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    crate::answer::cap(s, 64)
 }
 
 #[cfg(test)]

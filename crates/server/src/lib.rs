@@ -7,9 +7,15 @@
 //! * [`serve_stdio`] serves one episode over MCP on a pair of byte streams (stdin/stdout for
 //!   [`serve_stdio_blocking`]).
 //!
-//! Episodes live in an app-owned store ([`store::EpisodeStore`]) addressed by unguessable ids,
-//! under a cap with idle expiry; an evicted or expired episode answers 410, never a fresh
-//! episode.
+//! Episodes live in an app-owned store ([`store::EpisodeStore`]) addressed by unguessable,
+//! self-certifying ids, under a cap with idle expiry; every id the server issued answers 410
+//! once its episode is gone, never a fresh episode.
+//!
+//! One hostile client cannot stall the rest: connections are capped and closed after a
+//! header-read or idle timeout ([`net`]); bodies are read whole under a size limit and a
+//! deadline, and `Host` must be a known name ([`gate`]); scoring, chunk assembly and parsing of
+//! large bodies run on a CPU pool of one job per core ([`App::cpu`]) and episodes use async
+//! locks, so the async workers always answer `/healthz` and other episodes.
 //!
 //! ```
 //! use benchaudit_server::{ServerConfig, run};
@@ -29,10 +35,13 @@
 
 pub mod answer;
 pub mod app;
+pub mod gate;
+pub mod jsonrpc;
 pub mod mcp;
 pub mod metrics;
 pub mod net;
 pub mod rest;
+pub mod stdio;
 pub mod store;
 
 use std::future::Future;
@@ -42,13 +51,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::Method;
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing;
 use benchaudit_comtrade::{EpisodeOptions, TaskSpec};
 use benchaudit_scoring::RewardScorer;
+use http_body_util::BodyExt;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -56,12 +66,14 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 pub use app::{App, CreateEpisode, Created};
 pub use store::StoreLimits;
 
 use crate::answer::Failure;
 use crate::mcp::{BoundEpisode, EpisodeMcp};
+use crate::metrics::inc;
 
 /// Why serving failed.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +87,9 @@ pub enum ServeError {
         /// The OS error.
         source: io::Error,
     },
+    /// A limit is outside its range.
+    #[error("invalid server configuration: {0}")]
+    Config(String),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(io::Error),
@@ -86,7 +101,8 @@ pub enum ServeError {
     Mcp(String),
 }
 
-/// Limits and switches of a server. The defaults suit one machine serving many agents.
+/// Limits and switches of a server. The defaults suit one machine serving many agents;
+/// [`ServerConfig::RANGES`] lists what [`ServerConfig::validate`] accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     /// Episode cap, idle expiry, tombstones, chunked-submission buffer.
@@ -95,9 +111,20 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Most TCP connections open at once; more wait in the accept backlog.
     pub max_connections: usize,
-    /// Most MCP sessions open at once on `/mcp` (each holds an episode and a task).
+    /// A request head must arrive within this, counted from when the connection opens or the
+    /// previous response ends; so an idle keep-alive connection closes after it too.
+    pub header_timeout: Duration,
+    /// A whole request body must arrive within this after its head (408 past it).
+    pub body_timeout: Duration,
+    /// A connection that moves no byte for this long is closed (a stalled upload, a client
+    /// that stops reading). Must exceed the 15 s keep-alive of MCP event streams.
+    pub connection_idle_timeout: Duration,
+    /// Most MCP sessions open at once on `/mcp` (each holds an episode and a task); past it
+    /// new sessions answer 503.
     pub max_mcp_sessions: usize,
-    /// Host names (or host:port) MCP requests may name in `Host`, besides loopback; guards
+    /// An `/mcp` session with no request for this long is closed, and its episode with it.
+    pub mcp_session_timeout: Duration,
+    /// Host names (or host:port) requests may name in `Host`, besides loopback; guards
     /// against DNS rebinding when the server is reachable from a browser.
     pub allowed_hosts: Vec<String>,
     /// How long shutdown waits for open connections before it stops anyway.
@@ -110,10 +137,120 @@ impl Default for ServerConfig {
             limits: StoreLimits::default(),
             max_body_bytes: 16 << 20,
             max_connections: 10_000,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            connection_idle_timeout: Duration::from_secs(60),
             max_mcp_sessions: 10_000,
+            mcp_session_timeout: Duration::from_secs(600),
             allowed_hosts: Vec::new(),
             drain_timeout: Duration::from_secs(10),
         }
+    }
+}
+
+/// A documented range of one limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// The CLI flag that sets it.
+    pub flag: &'static str,
+    /// Smallest value.
+    pub min: u64,
+    /// Largest value.
+    pub max: u64,
+    /// Unit ("", "bytes", "seconds").
+    pub unit: &'static str,
+}
+
+impl ServerConfig {
+    /// The ranges [`ServerConfig::validate`] enforces (and the CLI documents).
+    pub const RANGES: [Range; 9] = [
+        Range {
+            flag: "--max-episodes",
+            min: 1,
+            max: 10_000_000,
+            unit: "",
+        },
+        Range {
+            flag: "--idle-timeout",
+            min: 0,
+            max: 31_536_000,
+            unit: "seconds (0 = never)",
+        },
+        Range {
+            flag: "--max-connections",
+            min: 1,
+            max: 1_000_000,
+            unit: "",
+        },
+        Range {
+            flag: "--max-body-bytes",
+            min: 1024,
+            max: 1 << 30,
+            unit: "bytes",
+        },
+        Range {
+            flag: "--header-timeout",
+            min: 1,
+            max: 3600,
+            unit: "seconds",
+        },
+        Range {
+            flag: "--body-timeout",
+            min: 1,
+            max: 3600,
+            unit: "seconds",
+        },
+        Range {
+            flag: "--connection-idle-timeout",
+            min: 20,
+            max: 86_400,
+            unit: "seconds",
+        },
+        Range {
+            flag: "--max-mcp-sessions",
+            min: 1,
+            max: 1_000_000,
+            unit: "",
+        },
+        Range {
+            flag: "--mcp-session-timeout",
+            min: 1,
+            max: 86_400,
+            unit: "seconds",
+        },
+    ];
+
+    /// Checks every limit against [`ServerConfig::RANGES`].
+    pub fn validate(&self) -> Result<(), ServeError> {
+        let secs = |d: Duration| d.as_secs();
+        let idle = self.limits.idle_timeout.map_or(0, secs);
+        let values = [
+            self.limits.max_episodes as u64,
+            idle,
+            self.max_connections as u64,
+            self.max_body_bytes as u64,
+            secs(self.header_timeout),
+            secs(self.body_timeout),
+            secs(self.connection_idle_timeout),
+            self.max_mcp_sessions as u64,
+            secs(self.mcp_session_timeout),
+        ];
+        for (range, value) in Self::RANGES.iter().zip(values) {
+            if !(range.min..=range.max).contains(&value) {
+                return Err(ServeError::Config(format!(
+                    "{} must be between {} and {}{}, got {value}",
+                    range.flag,
+                    range.min,
+                    range.max,
+                    if range.unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", range.unit)
+                    }
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -126,16 +263,21 @@ struct Http {
     session_mcp: StreamableHttpService<EpisodeMcp, LocalSessionManager>,
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
+    session_timeout: Duration,
 }
 
 /// Builds the whole HTTP app (REST, MCP, health, metrics) around `app`.
 pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> Router {
-    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    let mut hosts: Vec<String> = gate::LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     hosts.extend(config.allowed_hosts.iter().cloned());
     let base = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(cancel)
-        .with_max_request_body_bytes(config.max_body_bytes);
+        .with_max_request_body_bytes(config.max_body_bytes)
+        // Event streams ping well inside the connection idle timeout.
+        .with_sse_keep_alive(Some(
+            (config.connection_idle_timeout / 3).min(Duration::from_secs(15)),
+        ));
     let episode_mcp = {
         let app = Arc::clone(&app);
         StreamableHttpService::new(
@@ -147,8 +289,7 @@ pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -
         )
     };
     let mut sessions = LocalSessionManager::default();
-    // A session lives as long as its episode would.
-    sessions.session_config.keep_alive = config.limits.idle_timeout;
+    sessions.session_config.keep_alive = Some(config.mcp_session_timeout);
     let sessions = Arc::new(sessions);
     let session_mcp = {
         let app = Arc::clone(&app);
@@ -164,22 +305,76 @@ pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -
         session_mcp,
         sessions,
         max_sessions: config.max_mcp_sessions,
+        session_timeout: config.mcp_session_timeout,
     });
     let mcp_routes = Router::new()
         .route("/v1/episodes/{id}/mcp", routing::any(episode_mcp_route))
         .route("/mcp", routing::any(session_mcp_route))
         .route("/metrics", routing::get(metrics_route))
         .with_state(http);
+    let gate = Arc::new(gate::Gate::new(
+        &config.allowed_hosts,
+        config.max_body_bytes,
+        config.body_timeout,
+    ));
     Router::new()
         .merge(rest::routes().with_state(Arc::clone(&app)))
         .merge(mcp_routes)
         .fallback(rest::not_found)
         .method_not_allowed_fallback(rest::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(gate, gate::check))
         .layer(axum::middleware::from_fn_with_state(
             app,
             rest::count_responses,
         ))
+}
+
+/// Bodies larger than this are checked on the CPU pool.
+const CHECK_INLINE_BYTES: usize = 256 * 1024;
+
+/// Checks a POST to an MCP endpoint as JSON-RPC before the SDK sees it: a malformed message
+/// gets its JSON-RPC error response here ([`jsonrpc`]). Returns the request to pass on, or the
+/// answer. Requests that are not JSON POSTs are left to the SDK (406, 415, …).
+async fn check_jsonrpc(app: &App, request: Request) -> Result<Request, Response> {
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if request.method() != Method::POST || !is_json {
+        return Ok(request);
+    }
+    let (parts, body) = request.into_parts();
+    // The gate has already read the body whole; this only takes it.
+    let bytes: Bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            return Err(
+                Failure::new(400, format!("cannot read the request body: {e}")).into_response(),
+            );
+        }
+    };
+    let checked = if bytes.len() <= CHECK_INLINE_BYTES {
+        jsonrpc::check(&bytes)
+    } else {
+        let job = bytes.clone();
+        match app.cpu(move || jsonrpc::check(&job)).await {
+            Ok(checked) => checked,
+            Err(failure) => return Err(failure.into_response()),
+        }
+    };
+    match checked {
+        Ok(()) => Ok(Request::from_parts(parts, Body::from(bytes))),
+        Err(rejection) => {
+            inc(&app.metrics.jsonrpc_rejected);
+            tracing::debug!(code = rejection.code, "{}", rejection.message);
+            let status =
+                StatusCode::from_u16(rejection.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            Err((status, axum::Json(rejection.to_json())).into_response())
+        }
+    }
 }
 
 async fn episode_mcp_route(
@@ -190,6 +385,10 @@ async fn episode_mcp_route(
     let slot = match http.app.lookup(&id) {
         Ok(slot) => slot,
         Err(failure) => return failure.into_response(),
+    };
+    let request = match check_jsonrpc(&http.app, request).await {
+        Ok(request) => request,
+        Err(answer) => return answer,
     };
     let (mut parts, body) = request.into_parts();
     parts.extensions.insert(BoundEpisode(slot.id));
@@ -210,12 +409,28 @@ async fn session_mcp_route(State(http): State<Arc<Http>>, request: Request) -> R
         if http.sessions.sessions.read().await.len() >= http.max_sessions {
             return Failure::new(
                 503,
-                "too many open MCP sessions; close one, or use POST /v1/episodes and its mcp_url",
+                format!(
+                    "too many open MCP sessions (the server's cap is {}; idle sessions close after {} s): close one, \
+                     or use POST /v1/episodes and its mcp_url",
+                    http.max_sessions,
+                    http.session_timeout.as_secs()
+                ),
             )
             .into_response();
         }
     }
-    http.session_mcp.handle(request).await.map(Body::new)
+    let request = match check_jsonrpc(&http.app, request).await {
+        Ok(request) => request,
+        Err(answer) => return answer,
+    };
+    let deletes = request.method() == Method::DELETE;
+    let mut response = http.session_mcp.handle(request).await.map(Body::new);
+    // The SDK answers a closed session 202; MCP clients (the Python SDK among them) expect 200
+    // or 204 for DELETE, and log anything else as a failed termination.
+    if deletes && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 async fn metrics_route(State(http): State<Arc<Http>>) -> Response {
@@ -227,7 +442,11 @@ async fn metrics_route(State(http): State<Arc<Http>>) -> Response {
             .render(store.len(), store.limits().max_episodes, store.departures());
     text.push_str(&format!(
         "# HELP benchaudit_mcp_sessions_open MCP sessions open on /mcp.\n# TYPE benchaudit_mcp_sessions_open gauge\nbenchaudit_mcp_sessions_open {sessions}\n\
+         # HELP benchaudit_mcp_sessions_max Cap on MCP sessions open on /mcp (new ones answer 503 past it).\n# TYPE benchaudit_mcp_sessions_max gauge\nbenchaudit_mcp_sessions_max {}\n\
+         # HELP benchaudit_mcp_session_timeout_seconds An /mcp session idle this long is closed with its episode.\n# TYPE benchaudit_mcp_session_timeout_seconds gauge\nbenchaudit_mcp_session_timeout_seconds {}\n\
          # HELP benchaudit_append_buffer_bytes Bytes held for chunked submissions.\n# TYPE benchaudit_append_buffer_bytes gauge\nbenchaudit_append_buffer_bytes {}\n",
+        http.max_sessions,
+        http.session_timeout.as_secs(),
         store.appended_bytes()
     ));
     (
@@ -257,39 +476,50 @@ async fn sweep(app: Arc<App>, cancel: CancellationToken) {
 }
 
 /// Serves REST and MCP on `listener` until `shutdown` resolves, then stops accepting, ends
-/// MCP streams, and waits up to `drain_timeout` for open requests.
+/// MCP streams, closes idle connections, and waits up to `drain_timeout` for open requests.
+/// Fails at once, serving nothing, if `config` is outside [`ServerConfig::RANGES`].
 pub async fn run(
     listener: TcpListener,
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    config.validate()?;
     let app = Arc::new(App::new(config.limits));
     let cancel = CancellationToken::new();
     let router = router(Arc::clone(&app), &config, cancel.clone());
     let sweeper = tokio::spawn(sweep(Arc::clone(&app), cancel.clone()));
-    let listener = net::BoundedListener::new(listener, config.max_connections, app);
-    let graceful = {
-        let cancel = cancel.clone();
-        async move {
-            shutdown.await;
-            cancel.cancel();
-        }
+    let mut listener =
+        net::BoundedListener::new(listener, config.max_connections, Arc::clone(&app));
+    let limits = net::ConnectionLimits {
+        header_timeout: config.header_timeout,
+        idle_timeout: config.connection_idle_timeout,
     };
-    let server = axum::serve(listener, router).with_graceful_shutdown(graceful);
-    let drain = {
-        let cancel = cancel.clone();
-        async move {
-            cancel.cancelled().await;
-            tokio::time::sleep(config.drain_timeout).await;
-        }
-    };
-    let result = tokio::select! {
-        r = std::future::IntoFuture::into_future(server) => r.map_err(ServeError::Io),
-        () = drain => Ok(()),
-    };
-    cancel.cancel();
+    let connections = TaskTracker::new();
+    let stop = cancel.clone();
+    let signal = tokio::spawn(async move {
+        shutdown.await;
+        stop.cancel();
+    });
+    loop {
+        let stream = tokio::select! {
+            biased;
+            () = cancel.cancelled() => break,
+            stream = listener.accept() => stream,
+        };
+        connections.spawn(net::serve_connection(
+            stream,
+            router.clone(),
+            limits,
+            cancel.clone(),
+            Arc::clone(&app),
+        ));
+    }
+    drop(listener);
+    connections.close();
+    let _ = tokio::time::timeout(config.drain_timeout, connections.wait()).await;
+    signal.abort();
     sweeper.abort();
-    result
+    Ok(())
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM. If a signal handler cannot be installed, that
@@ -342,14 +572,13 @@ pub fn serve_blocking(
     mut config: ServerConfig,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
+    config.validate()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
     let result = rt.block_on(async move {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| ServeError::Bind { addr, source })?;
+        let listener = bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
         let local = listener.local_addr()?;
         if !local.ip().is_unspecified() && !local.ip().is_loopback() {
             config.allowed_hosts.push(local.ip().to_string());
@@ -361,13 +590,26 @@ pub fn serve_blocking(
     result
 }
 
-/// Serves one episode `(task, seed, options)` over MCP on `reader`/`writer` until the client
-/// disconnects or `shutdown` resolves. Nothing but protocol messages is written to `writer`.
+/// One episode served over stdio: what it is and the longest line accepted.
+#[derive(Debug, Clone, Copy)]
+pub struct StdioEpisode {
+    /// The task.
+    pub task: &'static TaskSpec,
+    /// The seed.
+    pub seed: u64,
+    /// Interface, submission protocol, budget override.
+    pub options: EpisodeOptions,
+    /// Primary scorer.
+    pub reward: RewardScorer,
+    /// Longest message line accepted; a longer one is skipped and answered with an error.
+    pub max_line_bytes: usize,
+}
+
+/// Serves one episode over MCP on `reader`/`writer` until the client disconnects or
+/// `shutdown` resolves. Nothing but protocol messages is written to `writer`; every line read
+/// gets its answer, malformed ones a JSON-RPC error ([`stdio`]).
 pub async fn serve_stdio<R, W>(
-    task: &'static TaskSpec,
-    seed: u64,
-    options: EpisodeOptions,
-    reward: RewardScorer,
+    episode: StdioEpisode,
     reader: R,
     writer: W,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -382,41 +624,42 @@ where
         max_tombstones: 1,
         ..StoreLimits::default()
     }));
-    let slot = app.store.create(task, seed, options, reward);
-    metrics::inc(&app.metrics.episodes_created);
+    let slot = app
+        .store
+        .create(episode.task, episode.seed, episode.options, episode.reward);
+    inc(&app.metrics.episodes_created);
     let handler = EpisodeMcp::fixed(Arc::clone(&app), slot.id);
-    let running = handler
-        .serve((reader, writer))
-        .await
-        .map_err(|e| ServeError::Mcp(e.to_string()))?;
-    let cancel = running.cancellation_token();
-    let stopper = tokio::spawn(async move {
-        shutdown.await;
-        cancel.cancel();
-    });
-    let result = running.waiting().await;
-    stopper.abort();
+    let (transport, tasks) =
+        stdio::line_transport(reader, writer, episode.max_line_bytes, Arc::clone(&app));
+    let result = match handler.serve(transport).await {
+        Err(e) => Err(ServeError::Mcp(e.to_string())),
+        Ok(running) => {
+            let cancel = running.cancellation_token();
+            let stopper = tokio::spawn(async move {
+                shutdown.await;
+                cancel.cancel();
+            });
+            let result = running.waiting().await;
+            stopper.abort();
+            result
+                .map(|_| ())
+                .map_err(|e| ServeError::Mcp(e.to_string()))
+        }
+    };
+    // The reader may still wait on input; the writer flushes what was sent, then ends.
+    tasks.reader.abort();
+    let _ = tokio::time::timeout(Duration::from_secs(5), tasks.writer).await;
     result
-        .map(|_| ())
-        .map_err(|e| ServeError::Mcp(e.to_string()))
 }
 
 /// [`serve_stdio`] on stdin/stdout with its own runtime, stopping on SIGINT/SIGTERM.
-pub fn serve_stdio_blocking(
-    task: &'static TaskSpec,
-    seed: u64,
-    options: EpisodeOptions,
-    reward: RewardScorer,
-) -> Result<(), ServeError> {
+pub fn serve_stdio_blocking(episode: StdioEpisode) -> Result<(), ServeError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
     let result = rt.block_on(serve_stdio(
-        task,
-        seed,
-        options,
-        reward,
+        episode,
         tokio::io::stdin(),
         tokio::io::stdout(),
         shutdown_signal(),

@@ -9,6 +9,8 @@
 //! * `/mcp?task_id=…&seed=…` — one episode per MCP session: rmcp builds one handler per session
 //!   and its `initialize` opens the episode. Only clients that negotiate sessions (the
 //!   `initialize` handshake) get one; a session-less request is told to use `POST /v1/episodes`.
+//!   A second `initialize` on the session naming other parameters is refused; when the session
+//!   ends (closed, or idle past its lifetime) its episode leaves the store.
 //! * stdio — one handler, one episode, for clients that spawn servers.
 //!
 //! Faults, argument errors, 409 and 410 come back as tool results with `isError: true` and the
@@ -30,6 +32,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Map;
 use serde_json::{Value, json};
 
 use crate::answer::{Failure, PageBody};
@@ -48,7 +51,23 @@ enum Binding {
     /// `/v1/episodes/{id}/mcp`: the episode named by each request's URL.
     Url,
     /// `/mcp`: the episode opened by this session's `initialize`.
-    Session(Arc<OnceLock<EpisodeId>>),
+    Session(Arc<SessionEpisode>),
+}
+
+/// The episode of one `/mcp` session and what opened it. Dropped with the session's last
+/// handler, which removes the episode from the store: nothing else can address it.
+#[derive(Debug)]
+struct SessionEpisode {
+    app: Arc<App>,
+    opened: OnceLock<(EpisodeId, CreateEpisode)>,
+}
+
+impl Drop for SessionEpisode {
+    fn drop(&mut self) {
+        if let Some((id, _)) = self.opened.get() {
+            self.app.store.close(*id);
+        }
+    }
 }
 
 /// An MCP server handler serving the ComtradeBench tools of one episode.
@@ -166,8 +185,11 @@ impl EpisodeMcp {
     /// A handler for one MCP session: `initialize` opens its episode (`/mcp`).
     pub fn per_session(app: Arc<App>) -> Self {
         EpisodeMcp {
+            binding: Binding::Session(Arc::new(SessionEpisode {
+                app: Arc::clone(&app),
+                opened: OnceLock::new(),
+            })),
             app,
-            binding: Binding::Session(Arc::new(OnceLock::new())),
         }
     }
 
@@ -178,7 +200,7 @@ impl EpisodeMcp {
                 .get::<axum::http::request::Parts>()
                 .and_then(|parts| parts.extensions.get::<BoundEpisode>())
                 .map(|b| b.0),
-            Binding::Session(cell) => cell.get().copied(),
+            Binding::Session(session) => session.opened.get().map(|(id, _)| *id),
         }
     }
 
@@ -196,13 +218,14 @@ impl EpisodeMcp {
     fn protocol(&self, extensions: &Extensions) -> Option<SubmissionProtocol> {
         let id = self.episode_id(extensions)?;
         let slot = self.app.store.get(id).ok()?;
-        Some(slot.lock().episode.options().submission)
+        Some(slot.options.submission)
     }
 
-    fn call(
+    /// One tool call on the bound episode; `None` for an unknown tool.
+    async fn call(
         &self,
         name: &str,
-        args: &Value,
+        mut args: Map<String, Value>,
         extensions: &Extensions,
     ) -> Option<Result<Value, Failure>> {
         let known = [
@@ -218,38 +241,41 @@ impl EpisodeMcp {
             Ok(slot) => slot,
             Err(f) => return Some(Err(f)),
         };
+        let json = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
         Some(match name {
-            "get_task_info" => {
-                Ok(serde_json::to_value(self.app.task_info(&slot)).unwrap_or(Value::Null))
-            }
-            "fetch_page" => match FetchPageArgs::from_json(args) {
-                Err(e) => {
-                    let legacy =
-                        slot.lock().episode.options().interface == InterfaceProfile::Legacy;
-                    Err(Failure::from(ToolError {
+            "get_task_info" => Ok(json(serde_json::to_value(self.app.task_info(&slot).await))),
+            "fetch_page" => {
+                match FetchPageArgs::from_json(&Value::Object(args)) {
+                    Err(e) => Err(Failure::from(ToolError {
                         status: 422,
                         error: e.0,
-                        retry: legacy,
+                        retry: slot.options.interface == InterfaceProfile::Legacy,
                         retry_after_s: None,
-                    }))
+                    })),
+                    Ok(args) => self.app.fetch_page(&slot, args).await.map(|(task, page)| {
+                        json(serde_json::to_value(PageBody { task, page: &page }))
+                    }),
                 }
-                Ok(args) => self.app.fetch_page(&slot, args).map(|(task, page)| {
-                    serde_json::to_value(PageBody { task, page: &page }).unwrap_or(Value::Null)
-                }),
-            },
-            "append_results" => match args.get("data_jsonl") {
-                Some(Value::String(data)) if args.as_object().is_some_and(|m| m.len() == 1) => self
+            }
+            "append_results" => match args.remove("data_jsonl") {
+                Some(Value::String(data)) if args.is_empty() => self
                     .app
-                    .append(&slot, data)
+                    .append(slot, data)
+                    .await
                     .map(|held| json!({"appended": true, "records_held": held})),
                 _ => Err(Failure::new(
                     422,
                     "append_results takes exactly one argument, `data_jsonl`, a string",
                 )),
             },
-            // submit_results is handled asynchronously by the caller (scoring runs off the
-            // async workers).
-            _ => return None,
+            _ => match SubmitArgs::from_json(&Value::Object(args)) {
+                Err(e) => Err(Failure::new(422, e.to_string())),
+                Ok(submit) => self
+                    .app
+                    .submit(slot, submit)
+                    .await
+                    .map(|answer| json(serde_json::to_value(answer))),
+            },
         })
     }
 
@@ -259,32 +285,15 @@ impl EpisodeMcp {
         extensions: &Extensions,
     ) -> Result<CallToolResult, ErrorData> {
         crate::metrics::inc(&self.app.metrics.mcp_tool_calls);
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = if request.name == "submit_results" {
-            match self.slot(extensions) {
-                Err(f) => Err(f),
-                Ok(slot) => match SubmitArgs::from_json(&args) {
-                    Err(e) => Err(Failure::new(422, e.to_string())),
-                    Ok(submit) => self
-                        .app
-                        .submit(slot, submit)
-                        .await
-                        .map(|answer| serde_json::to_value(answer).unwrap_or(Value::Null)),
-                },
-            }
-        } else {
-            match self.call(&request.name, &args, extensions) {
-                Some(outcome) => outcome,
-                None => {
-                    return Err(ErrorData::invalid_params(
-                        format!(
-                            "unknown tool `{}` (tools: get_task_info, fetch_page, submit_results, append_results)",
-                            crate::app::truncate(&request.name)
-                        ),
-                        None,
-                    ));
-                }
-            }
+        let args = request.arguments.unwrap_or_default();
+        let Some(outcome) = self.call(&request.name, args, extensions).await else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}` (tools: get_task_info, fetch_page, submit_results, append_results)",
+                    crate::app::truncate(&request.name)
+                ),
+                None,
+            ));
         };
         Ok(match outcome {
             Ok(value) => CallToolResult::structured(value),
@@ -292,26 +301,41 @@ impl EpisodeMcp {
         })
     }
 
-    /// `/mcp`: opens this session's episode from the query of the `initialize` request.
+    /// `/mcp`: opens this session's episode from the query of the `initialize` request. A
+    /// later `initialize` on the same session may repeat the same parameters; other ones are
+    /// refused (the session keeps its episode).
     fn open_session_episode(&self, extensions: &Extensions) -> Result<(), ErrorData> {
-        let Binding::Session(cell) = &self.binding else {
+        let Binding::Session(session) = &self.binding else {
             return Ok(());
         };
-        if cell.get().is_some() {
-            return Ok(());
-        }
         let query = extensions
             .get::<axum::http::request::Parts>()
             .and_then(|p| p.uri.query())
             .unwrap_or("");
-        let req = parse_create_query(query).map_err(|e| ErrorData::invalid_params(e, None))?;
+        let parsed = parse_create_query(query);
+        if let Some((id, opened)) = session.opened.get() {
+            return match parsed {
+                Ok(req) if req == *opened => Ok(()),
+                _ => Err(ErrorData::invalid_params(
+                    format!(
+                        "this MCP session is bound to episode {id} (task_id {}, seed {}); it cannot be \
+                         re-initialised with other parameters: open a new session (no Mcp-Session-Id) for another episode",
+                        opened.task_id, opened.seed
+                    ),
+                    None,
+                )),
+            };
+        }
+        let req = parsed.map_err(|e| ErrorData::invalid_params(e, None))?;
         let slot = self
             .app
             .create(&req)
             .map_err(|f| ErrorData::invalid_params(f.envelope.error, None))?;
-        // A concurrent initialize on the same session handler cannot happen (rmcp serialises
-        // a session's handshake); if it did, the first binding wins.
-        let _ = cell.set(slot.id);
+        // rmcp serialises a session's messages, so two initializes cannot race here; if they
+        // did, the first binding would win and the second episode would be closed at once.
+        if let Err((id, _)) = session.opened.set((slot.id, req)) {
+            self.app.store.close(id);
+        }
         Ok(())
     }
 }
@@ -326,7 +350,7 @@ pub fn parse_create_query(query: &str) -> Result<CreateEpisode, String> {
         .map_err(|e| {
             format!(
                 "/mcp needs ?task_id=…&seed=… to open an episode: {}",
-                e.body_text()
+                crate::answer::cap(&e.body_text(), 256)
             )
         })?;
     req.task().map_err(|f| f.envelope.error)?;

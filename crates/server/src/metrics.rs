@@ -23,6 +23,8 @@ pub struct Metrics {
     pub rejected_422: AtomicU64,
     /// fetch_page calls refused because the request budget was spent.
     pub budget_exhausted: AtomicU64,
+    /// fetch_page calls refused because the episode was already submitted (409).
+    pub after_submit: AtomicU64,
     /// fetch_page calls that served a page.
     pub pages_served: AtomicU64,
     /// Accepted submissions.
@@ -33,6 +35,10 @@ pub struct Metrics {
     pub mcp_tool_calls: AtomicU64,
     /// Accept errors (e.g. out of file descriptors); the server backs off and keeps going.
     pub accept_errors: AtomicU64,
+    /// Connections closed by the server for a timeout (header read or idle).
+    pub connection_timeouts: AtomicU64,
+    /// Malformed JSON-RPC messages answered with an error (HTTP and stdio).
+    pub jsonrpc_rejected: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -44,11 +50,14 @@ impl Default for Metrics {
             faults_500: AtomicU64::new(0),
             rejected_422: AtomicU64::new(0),
             budget_exhausted: AtomicU64::new(0),
+            after_submit: AtomicU64::new(0),
             pages_served: AtomicU64::new(0),
             submissions: AtomicU64::new(0),
             double_submits: AtomicU64::new(0),
             mcp_tool_calls: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
+            connection_timeouts: AtomicU64::new(0),
+            jsonrpc_rejected: AtomicU64::new(0),
         }
     }
 }
@@ -102,6 +111,7 @@ impl Metrics {
             &[
                 (r#"{reason="evicted"}"#, departures.evicted),
                 (r#"{reason="expired"}"#, departures.expired),
+                (r#"{reason="closed"}"#, departures.closed),
             ],
         );
         metric(
@@ -121,6 +131,10 @@ impl Metrics {
                 (
                     r#"{status="429",kind="budget_exhausted"}"#,
                     get(&self.budget_exhausted),
+                ),
+                (
+                    r#"{status="409",kind="after_submit"}"#,
+                    get(&self.after_submit),
                 ),
             ],
         );
@@ -153,6 +167,18 @@ impl Metrics {
             "counter",
             "Connection accept errors.",
             &[("", get(&self.accept_errors))],
+        );
+        metric(
+            "benchaudit_connection_timeouts_total",
+            "counter",
+            "Connections closed for a header-read or idle timeout.",
+            &[("", get(&self.connection_timeouts))],
+        );
+        metric(
+            "benchaudit_jsonrpc_rejected_total",
+            "counter",
+            "Malformed JSON-RPC messages answered with a JSON-RPC error.",
+            &[("", get(&self.jsonrpc_rejected))],
         );
         let codes: Vec<(String, u64)> = self
             .responses
@@ -192,6 +218,7 @@ mod tests {
             Departures {
                 evicted: 2,
                 expired: 1,
+                closed: 0,
             },
         );
         for line in [

@@ -3,9 +3,11 @@
 //! server itself (bad JSON, unknown route, body too large) uses the same envelope.
 //!
 //! Status policy for bad input: malformed JSON → 400; well-formed JSON of the wrong shape
-//! (wrong types, missing or unknown fields) → 422; a body over the limit → 413; a content type
-//! that is not JSON → 415; an unknown or malformed episode id → 404; an evicted or expired
-//! episode → 410; a second submission → 409.
+//! (wrong types, missing or unknown fields) → 422; a body over the limit → 413; a body without
+//! `Content-Type: application/json` (missing, or another type) → 415; an unknown or malformed
+//! episode id → 404; an evicted or expired episode → 410; a second submission, or a page asked
+//! for after it → 409. (Requiring the JSON content type keeps a browser page from posting here
+//! with a "simple" cross-origin request, which cannot set it without a preflight.)
 
 use std::sync::Arc;
 
@@ -105,26 +107,42 @@ async fn list_tasks() -> Json<Value> {
     Json(json!({ "tasks": tasks }))
 }
 
-/// Reads a JSON body: content type, size (413 past the limit), syntax (400).
-fn json_body(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Value, Failure> {
-    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        let essence = ct
-            .to_str()
-            .unwrap_or("")
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        if essence != "application/json" && !essence.ends_with("+json") {
-            return Err(Failure::new(
-                415,
+/// Bodies larger than this are parsed on the CPU pool, not on an async worker.
+const PARSE_INLINE_BYTES: usize = 256 * 1024;
+
+/// Reads a JSON body and turns it into `T` with `parse`: content type (415 unless JSON), size
+/// (413 past the limit), emptiness (400), then `parse` (400 for syntax, 422 for shape) — on the
+/// CPU pool when the body is large.
+async fn parse_body<T: Send + 'static>(
+    app: &App,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    parse: fn(&[u8]) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let essence = headers
+        .get(header::CONTENT_TYPE)
+        .map(|ct| {
+            ct.to_str()
+                .unwrap_or("")
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    if essence != "application/json" && !essence.ends_with("+json") {
+        return Err(Failure::new(
+            415,
+            if essence.is_empty() {
+                "a request body needs Content-Type: application/json".to_string()
+            } else {
                 format!(
                     "expected Content-Type application/json, got `{}`",
                     truncate(&essence)
-                ),
-            ));
-        }
+                )
+            },
+        ));
     }
     let bytes = body.map_err(|rejection| {
         let status = rejection.status();
@@ -140,16 +158,20 @@ fn json_body(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result
             "request body is empty; expected a JSON object",
         ));
     }
-    serde_json::from_slice(&bytes).map_err(|e| Failure::new(400, format!("malformed JSON: {e}")))
+    if bytes.len() <= PARSE_INLINE_BYTES {
+        return parse(&bytes);
+    }
+    app.cpu(move || parse(&bytes)).await?
 }
 
-/// Reads a JSON body into `T`: wrong shape → 422 naming the problem.
-fn typed_body<T: DeserializeOwned>(
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<T, Failure> {
-    let value = json_body(headers, body)?;
-    serde_json::from_value(value)
+/// Syntax: malformed JSON → 400.
+fn json_value(bytes: &[u8]) -> Result<Value, Failure> {
+    serde_json::from_slice(bytes).map_err(|e| Failure::new(400, format!("malformed JSON: {e}")))
+}
+
+/// Syntax, then shape: wrong shape → 422 naming the problem.
+fn typed<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Failure> {
+    serde_json::from_value(json_value(bytes)?)
         .map_err(|e| Failure::new(422, format!("invalid request body: {e}")))
 }
 
@@ -163,7 +185,7 @@ async fn create_episode(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
-    let req: CreateEpisode = typed_body(&headers, body)?;
+    let req: CreateEpisode = parse_body(&app, &headers, body, typed::<CreateEpisode>).await?;
     let slot = app.create(&req)?;
     let created = App::created(&slot);
     let location = HeaderValue::from_str(&format!("/v1/episodes/{}", created.episode_id)).ok();
@@ -179,7 +201,7 @@ async fn get_episode(
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, Failure> {
     let slot = episode(&app, id)?;
-    Ok(Json(app.status(&slot)))
+    Ok(Json(app.status(&slot).await))
 }
 
 async fn get_task(
@@ -187,23 +209,19 @@ async fn get_task(
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, Failure> {
     let slot = episode(&app, id)?;
-    Ok(Json(app.task_info(&slot)).into_response())
+    Ok(Json(app.task_info(&slot).await).into_response())
 }
 
 /// Arguments that cannot be read at all never reach the episode (no budget spent), as in the
 /// released service where request validation ran before the handler; their 422 carries the
 /// episode's interface profile retry flag like every other argument error.
 fn argument_failure(slot: &Slot, message: String) -> Failure {
-    let legacy = slot.lock().episode.options().interface == InterfaceProfile::Legacy;
-    Failure {
-        envelope: benchaudit_comtrade::ToolError {
-            status: 422,
-            error: message,
-            retry: legacy,
-            retry_after_s: None,
-        },
-        gone: None,
-    }
+    Failure::from(benchaudit_comtrade::ToolError {
+        status: 422,
+        error: message,
+        retry: slot.options.interface == InterfaceProfile::Legacy,
+        retry_after_s: None,
+    })
 }
 
 fn parse_int(text: &str) -> Option<i64> {
@@ -240,7 +258,9 @@ async fn get_page(
             )
         })?),
     };
-    let (task, page) = app.fetch_page(&slot, FetchPageArgs { page, page_size })?;
+    let (task, page) = app
+        .fetch_page(&slot, FetchPageArgs { page, page_size })
+        .await?;
     Ok(Json(PageBody { task, page: &page }).into_response())
 }
 
@@ -257,8 +277,8 @@ async fn append(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, Failure> {
     let slot = episode(&app, id)?;
-    let body: AppendBody = typed_body(&headers, body)?;
-    let held = app.append(&slot, &body.data_jsonl)?;
+    let body: AppendBody = parse_body(&app, &headers, body, typed::<AppendBody>).await?;
+    let held = app.append(slot, body.data_jsonl).await?;
     Ok(Json(json!({"appended": true, "records_held": held})))
 }
 
@@ -269,8 +289,10 @@ async fn submit(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let slot = episode(&app, id)?;
-    let value = json_body(&headers, body)?;
-    let args = SubmitArgs::from_json(&value).map_err(|e| Failure::new(422, e.to_string()))?;
+    let args = parse_body(&app, &headers, body, |bytes| {
+        SubmitArgs::from_json(&json_value(bytes)?).map_err(|e| Failure::new(422, e.to_string()))
+    })
+    .await?;
     let answer = app.submit(slot, args).await?;
     Ok(Json(answer).into_response())
 }

@@ -1,10 +1,12 @@
 //! The app-owned episode store: every open episode, addressed by an unguessable id, under a
 //! cap with idle expiry.
 //!
-//! Eviction is reported, never silent: an episode that leaves the store (pushed out by the cap
-//! or idle too long) leaves a tombstone, so a later request for it answers 410 with the reason
-//! instead of 404 or, worse, a fresh episode. Tombstones are bounded too (oldest forgotten
-//! first); past that window an old id answers 404.
+//! Eviction is reported, never silent: every id this store ever issued answers 410 once its
+//! episode has left (pushed out by the cap, idle too long, or its MCP session closed), never 404
+//! or, worse, a fresh episode — without remembering every departed id. An id is a creation
+//! counter and a keyed MAC of it ([`EpisodeId`]): a well-formed id whose MAC verifies was issued
+//! here, so if it is not open it is gone. A bounded window of recent departures remembers *why*
+//! (the 410's `reason`); past it the reason is `departed`.
 //!
 //! Eviction is least-recently-used by a second-chance queue: the queue holds every open id
 //! with the time it was queued; touching an episode only updates its `last_used`, and eviction
@@ -14,7 +16,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::hash::{BuildHasher, Hasher, RandomState};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -22,24 +23,74 @@ use std::time::Duration;
 
 use benchaudit_comtrade::{Episode, EpisodeOptions, TaskSpec};
 use benchaudit_scoring::RewardScorer;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 use tokio::time::Instant;
 
 use crate::answer::SubmitAnswer;
 
-/// An episode's public name: 128 random bits, written as 32 lowercase hex digits. Random so
-/// that one client cannot guess, read or submit another client's episode.
+/// An episode's public name, 32 lowercase hex digits: the store's creation counter (high 64
+/// bits, from 1) and the first 64 bits of HMAC-SHA-256 of that counter under the store's key
+/// (low 64 bits). Unguessable without the key — one client cannot read or submit another
+/// client's episode, at 2^-64 per guess — and self-certifying, so the store knows an id it
+/// issued without keeping it. The counter is visible: an id tells how many episodes were
+/// created before it, nothing else. A new server process draws a new key, so ids of an
+/// earlier process are unknown to it (404).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EpisodeId(u128);
 
 impl EpisodeId {
-    /// A fresh random id (OS randomness through uuid v4, with the version bits overwritten
-    /// by more randomness from a per-process keyed hash so all 128 bits vary).
-    pub fn random() -> Self {
-        let base = uuid::Uuid::new_v4().as_u128();
-        let mut h = RandomState::new().build_hasher();
-        h.write_u128(base);
-        // uuid v4 fixes 6 bits (version and variant); xor in 64 more keyed-random bits.
-        EpisodeId(base ^ u128::from(h.finish()))
+    /// The creation counter the id carries (verified or not).
+    pub fn counter(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+
+    fn tag(self) -> u64 {
+        self.0 as u64
+    }
+}
+
+/// Mints and verifies [`EpisodeId`]s under a key drawn once per store.
+struct IdKey(Hmac<Sha256>);
+
+impl IdKey {
+    /// A key of OS randomness (uuid v4 draws from the OS generator; two of them give 244
+    /// random bits).
+    fn random() -> Self {
+        let mut key = [0u8; 32];
+        key[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        key[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        IdKey(Hmac::<Sha256>::new_from_slice(&key).unwrap_or_else(|_| {
+            // HMAC takes keys of any length; this branch cannot run.
+            unreachable!("HMAC accepts 32-byte keys")
+        }))
+    }
+
+    fn mac(&self, counter: u64) -> Hmac<Sha256> {
+        let mut mac = self.0.clone();
+        mac.update(b"benchaudit episode id v1");
+        mac.update(&counter.to_be_bytes());
+        mac
+    }
+
+    fn mint(&self, counter: u64) -> EpisodeId {
+        let digest = self.mac(counter).finalize().into_bytes();
+        let mut tag = [0u8; 8];
+        tag.copy_from_slice(&digest[..8]);
+        EpisodeId((u128::from(counter) << 64) | u128::from(u64::from_be_bytes(tag)))
+    }
+
+    /// Whether this key issued `id` (constant-time comparison of the tag).
+    fn issued(&self, id: EpisodeId) -> bool {
+        self.mac(id.counter())
+            .verify_truncated_left(&id.tag().to_be_bytes())
+            .is_ok()
+    }
+}
+
+impl fmt::Debug for IdKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("IdKey(..)")
     }
 }
 
@@ -76,6 +127,10 @@ pub enum Gone {
     Evicted,
     /// Idle longer than the idle timeout.
     Expired,
+    /// Its `/mcp` session ended (nothing else could address it).
+    Closed,
+    /// Issued here and gone, left so long ago that the reason is no longer remembered.
+    Departed,
 }
 
 impl Gone {
@@ -84,6 +139,18 @@ impl Gone {
         match self {
             Gone::Evicted => "evicted",
             Gone::Expired => "expired",
+            Gone::Closed => "closed",
+            Gone::Departed => "departed",
+        }
+    }
+
+    /// Why, in words, for the 410 message.
+    pub fn explain(self) -> &'static str {
+        match self {
+            Gone::Evicted => "the server's cap on open episodes was reached",
+            Gone::Expired => "idle longer than the server's idle timeout",
+            Gone::Closed => "its MCP session ended",
+            Gone::Departed => "evicted or expired a while ago",
         }
     }
 }
@@ -91,7 +158,7 @@ impl Gone {
 /// Why a lookup found no episode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Missing {
-    /// Never existed here (or left so long ago that its tombstone was forgotten).
+    /// Never issued by this store (or by an earlier process of this server).
     Unknown,
     /// Existed and left the store; answering 410 keeps a client from silently restarting.
     Gone(Gone),
@@ -104,7 +171,8 @@ pub struct StoreLimits {
     pub max_episodes: usize,
     /// An episode untouched this long expires; `None` keeps episodes until evicted.
     pub idle_timeout: Option<Duration>,
-    /// How many departed ids are remembered to answer 410 rather than 404.
+    /// How many recent departures remember their reason (evicted, expired, closed); every
+    /// departed id answers 410 regardless, older ones with reason `departed`.
     pub max_tombstones: usize,
     /// Bytes that `append_results` may hold across all open chunked episodes (each episode is
     /// also capped by `benchaudit_comtrade`'s own per-episode limit).
@@ -140,11 +208,14 @@ pub struct EpisodeState {
 pub struct Slot {
     /// The episode's name (kept here so a holder of the slot can report it).
     pub id: EpisodeId,
+    /// The episode's options, fixed at creation (readable without the lock).
+    pub options: EpisodeOptions,
     /// Store time (microseconds since the store's epoch, strictly increasing across touches)
     /// of the last request; drives LRU and expiry.
     last_used: AtomicU64,
-    /// A std mutex: held only for synchronous work on the episode, never across `.await`.
-    state: Mutex<EpisodeState>,
+    /// An async mutex: a request waiting for a busy episode (one being scored) yields its
+    /// worker thread instead of blocking it, so one episode's load never stalls the server.
+    state: Arc<tokio::sync::Mutex<EpisodeState>>,
     /// Bytes this episode holds from `append_results`, counted in the store-wide pool.
     appended: AtomicUsize,
     /// The store-wide count of appended bytes; released when the slot is dropped.
@@ -159,10 +230,14 @@ impl Drop for Slot {
 }
 
 impl Slot {
-    /// Locks the episode. A panic while it was held (a bug) leaves the state usable: the
-    /// episode's invariants are restored at every return of its methods.
-    pub fn lock(&self) -> MutexGuard<'_, EpisodeState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Locks the episode, waiting asynchronously while another request holds it.
+    pub async fn lock(&self) -> tokio::sync::MutexGuard<'_, EpisodeState> {
+        self.state.lock().await
+    }
+
+    /// Locks the episode for work that moves to a blocking thread (scoring, chunk assembly).
+    pub async fn lock_owned(&self) -> tokio::sync::OwnedMutexGuard<EpisodeState> {
+        Arc::clone(&self.state).lock_owned().await
     }
 }
 
@@ -173,6 +248,8 @@ pub struct Departures {
     pub evicted: u64,
     /// Episodes expired for idleness.
     pub expired: u64,
+    /// Episodes of `/mcp` sessions that ended.
+    pub closed: u64,
 }
 
 #[derive(Debug, Default)]
@@ -180,9 +257,12 @@ struct Index {
     open: HashMap<EpisodeId, Arc<Slot>>,
     /// Every open id once, with the `last_used` it had when queued; roughly oldest first.
     order: VecDeque<(EpisodeId, u64)>,
+    /// Recent departures and their reasons (bounded by `max_tombstones`).
     gone: HashMap<EpisodeId, Gone>,
     gone_order: VecDeque<EpisodeId>,
     departures: Departures,
+    /// Creation counter of the next episode (ids carry it; 0 is never issued).
+    next: u64,
     /// The last time handed out by `tick`.
     last_tick: u64,
 }
@@ -192,6 +272,7 @@ struct Index {
 #[derive(Debug)]
 pub struct EpisodeStore {
     limits: StoreLimits,
+    key: IdKey,
     epoch: Instant,
     index: Mutex<Index>,
     /// Appended bytes held by all slots (including departed slots still referenced).
@@ -207,8 +288,12 @@ impl EpisodeStore {
         };
         EpisodeStore {
             limits,
+            key: IdKey::random(),
             epoch: Instant::now(),
-            index: Mutex::new(Index::default()),
+            index: Mutex::new(Index {
+                next: 1,
+                ..Index::default()
+            }),
             appended: Arc::new(AtomicUsize::new(0)),
         }
     }
@@ -259,20 +344,17 @@ impl EpisodeStore {
                 break;
             }
         }
-        let id = loop {
-            let id = EpisodeId::random();
-            if !index.open.contains_key(&id) && !index.gone.contains_key(&id) {
-                break id;
-            }
-        };
+        let id = self.key.mint(index.next);
+        index.next = index.next.saturating_add(1);
         let slot = Arc::new(Slot {
             id,
+            options,
             last_used: AtomicU64::new(now),
-            state: Mutex::new(EpisodeState {
+            state: Arc::new(tokio::sync::Mutex::new(EpisodeState {
                 episode,
                 reward,
                 result: None,
-            }),
+            })),
             appended: AtomicUsize::new(0),
             pool: Arc::clone(&self.appended),
         });
@@ -284,8 +366,15 @@ impl EpisodeStore {
     /// Finds an open episode and marks it used. An episode idle past the timeout expires here
     /// even if the background sweep has not reached it yet.
     pub fn get(&self, id: EpisodeId) -> Result<Arc<Slot>, Missing> {
+        // Verify before locking: a forged id costs one MAC and never touches the index.
+        if !self.key.issued(id) {
+            return Err(Missing::Unknown);
+        }
         let idle = self.idle_us();
         let mut index = self.index();
+        if id.counter() >= index.next {
+            return Err(Missing::Unknown);
+        }
         if let Some(last) = index
             .open
             .get(&id)
@@ -301,10 +390,16 @@ impl EpisodeStore {
                 return Ok(Arc::clone(slot));
             }
         }
-        Err(index
-            .gone
-            .get(&id)
-            .map_or(Missing::Unknown, |g| Missing::Gone(*g)))
+        // Issued here and not open: gone, for a remembered reason or an old one.
+        Err(Missing::Gone(
+            index.gone.get(&id).copied().unwrap_or(Gone::Departed),
+        ))
+    }
+
+    /// Removes an episode nothing can address any more (its `/mcp` session ended).
+    pub fn close(&self, id: EpisodeId) {
+        let mut index = self.index();
+        self.depart_locked(&mut index, id, Gone::Closed);
     }
 
     /// Reserves `bytes` of the store-wide append pool for `slot`; false when the pool is full.
@@ -427,9 +522,12 @@ impl EpisodeStore {
         if index.open.remove(&id).is_none() {
             return;
         }
+        let d = &mut index.departures;
         match reason {
-            Gone::Evicted => index.departures.evicted += 1,
-            Gone::Expired => index.departures.expired += 1,
+            Gone::Evicted => d.evicted = d.evicted.saturating_add(1),
+            Gone::Expired => d.expired = d.expired.saturating_add(1),
+            Gone::Closed => d.closed = d.closed.saturating_add(1),
+            Gone::Departed => {}
         }
         if self.limits.max_tombstones == 0 {
             return;
@@ -466,9 +564,11 @@ mod tests {
 
     #[test]
     fn ids_round_trip_and_reject_other_shapes() {
-        let id = EpisodeId::random();
-        assert_eq!(id.to_string().parse::<EpisodeId>(), Ok(id));
-        assert_ne!(EpisodeId::random(), EpisodeId::random());
+        let s = store(10, None, 10);
+        let (a, b) = (open(&s), open(&s));
+        assert_eq!(a.to_string().parse::<EpisodeId>(), Ok(a));
+        assert_ne!(a, b);
+        assert_eq!((a.counter(), b.counter()), (1, 2));
         for bad in [
             "",
             "abc",
@@ -498,13 +598,33 @@ mod tests {
             s.departures(),
             Departures {
                 evicted: 1,
-                expired: 0
+                ..Departures::default()
             }
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn forged_and_foreign_ids_are_unknown() {
+        let s = store(3, None, 10);
+        let a = open(&s);
+        // Another store (another server process) has another key.
+        let other = store(3, None, 10);
+        let foreign = open(&other);
+        assert_eq!(foreign.counter(), a.counter());
+        assert_ne!(foreign, a);
+        assert_eq!(s.get(foreign).map(|_| ()), Err(Missing::Unknown));
+        // A valid counter with a wrong tag, a flipped bit, and all zeros.
+        let forged = EpisodeId((u128::from(a.counter()) << 64) | u128::from(a.tag() ^ 1));
+        assert_eq!(s.get(forged).map(|_| ()), Err(Missing::Unknown));
         assert_eq!(
-            s.get(EpisodeId::random()).map(|_| ()),
+            s.get(EpisodeId(a.0 ^ (1 << 100))).map(|_| ()),
             Err(Missing::Unknown)
         );
+        assert_eq!(s.get(EpisodeId(0)).map(|_| ()), Err(Missing::Unknown));
+        // A counter not issued yet, even with a tag this key would give it.
+        let future = s.key.mint(1000);
+        assert_eq!(s.get(future).map(|_| ()), Err(Missing::Unknown));
+        assert!(s.get(a).is_ok());
     }
 
     #[tokio::test(start_paused = true)]
@@ -533,8 +653,8 @@ mod tests {
         assert_eq!(
             s.departures(),
             Departures {
-                evicted: 0,
-                expired: 2
+                expired: 2,
+                ..Departures::default()
             }
         );
     }
@@ -558,15 +678,28 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn tombstones_are_bounded() {
+    async fn every_departed_id_stays_gone_past_the_tombstone_window() {
         let s = store(1, None, 2);
         let ids: Vec<EpisodeId> = (0..5).map(|_| open(&s)).collect();
-        assert_eq!(s.get(ids[0]).map(|_| ()), Err(Missing::Unknown));
-        assert_eq!(s.get(ids[1]).map(|_| ()), Err(Missing::Unknown));
+        // The reason is remembered for the last two departures only; all four are gone.
+        assert_eq!(
+            s.get(ids[0]).map(|_| ()),
+            Err(Missing::Gone(Gone::Departed))
+        );
+        assert_eq!(
+            s.get(ids[1]).map(|_| ()),
+            Err(Missing::Gone(Gone::Departed))
+        );
         assert_eq!(s.get(ids[2]).map(|_| ()), Err(Missing::Gone(Gone::Evicted)));
         assert_eq!(s.get(ids[3]).map(|_| ()), Err(Missing::Gone(Gone::Evicted)));
         assert!(s.get(ids[4]).is_ok());
         assert_eq!(s.departures().evicted, 4);
+        let index = s.index();
+        assert!(index.gone.len() <= 2 && index.gone_order.len() <= 2);
+        drop(index);
+        s.close(ids[4]);
+        assert_eq!(s.get(ids[4]).map(|_| ()), Err(Missing::Gone(Gone::Closed)));
+        assert_eq!(s.departures().closed, 1);
     }
 
     #[tokio::test(start_paused = true)]

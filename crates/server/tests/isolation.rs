@@ -81,26 +81,9 @@ async fn a_thousand_concurrent_episodes_each_score_as_their_own_policy() {
         "only {oracle_f1_one} oracle episodes scored 1"
     );
     assert!(no_dedup_below_one > 50);
-    let metrics = client()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == format!("benchaudit_episodes_open {EPISODES}")),
-        "{metrics}"
-    );
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == format!("benchaudit_submissions_total {EPISODES}")),
-        "{metrics}"
-    );
+    let metrics = common::metrics(&http, &server).await;
+    metrics.assert_line(format!("benchaudit_episodes_open {EPISODES}"));
+    metrics.assert_line(format!("benchaudit_submissions_total {EPISODES}"));
     match Arc::try_unwrap(server) {
         Ok(server) => server.shutdown().await,
         Err(_) => panic!("server still shared"),

@@ -6,21 +6,13 @@ mod common;
 
 use benchaudit_comtrade::{EpisodeOptions, SubmissionProtocol, task};
 use benchaudit_scoring::RewardScorer;
-use benchaudit_server::ServerConfig;
-use common::{InProcess, Mcp, Policy, TestServer, client, create, run_policy};
+use benchaudit_server::{ServerConfig, StdioEpisode};
+use common::{Fixture, InProcess, Mcp, Policy, connect_legacy, run_policy};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
-
-async fn connect(url: String) -> Mcp {
-    let client =
-        ().serve(StreamableHttpClientTransport::from_uri(url))
-            .await
-            .expect("MCP handshake");
-    Mcp { client }
-}
 
 async fn call(
     c: &rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>,
@@ -32,16 +24,6 @@ async fn call(
         .unwrap()
         .structured_content
         .unwrap()
-}
-
-async fn connect_legacy(
-    url: String,
-) -> rmcp::service::RunningService<rmcp::RoleClient, ClientConfig> {
-    let mut info = ClientConfig::default();
-    info.protocol_version = ProtocolVersion::V_2025_11_25;
-    info.serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .expect("MCP handshake")
 }
 
 fn assert_three_tools(tools: &[rmcp::model::Tool]) {
@@ -71,11 +53,9 @@ fn assert_three_tools(tools: &[rmcp::model::Tool]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oracle_episode_over_streamable_http_scores_f1_one() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
     for (task_id, seed) in [("T8_mixed_faults", 4), ("T7_totals_trap", 2)] {
-        let id = create(&http, &server, json!({"task_id": task_id, "seed": seed})).await;
-        let mut mcp = connect(server.url(&format!("/v1/episodes/{id}/mcp"))).await;
+        let (id, mut mcp) = fx.mcp(json!({"task_id": task_id, "seed": seed})).await;
         assert_three_tools(&mcp.client.list_all_tools().await.unwrap());
         let answer = run_policy(&mut mcp, Policy::Oracle).await;
         assert_eq!(answer["scores"]["f1"], 1.0, "{answer}");
@@ -88,14 +68,7 @@ async fn oracle_episode_over_streamable_http_scores_f1_one() {
             .await
         );
         // The REST view of the same episode shows the MCP submission.
-        let state: Value = http
-            .get(server.url(&format!("/v1/episodes/{id}")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let (_, state) = fx.get(&format!("/v1/episodes/{id}")).await;
         assert_eq!(state["result"], answer);
         // One submission per episode, whatever the transport: a tool error, not a protocol error.
         let again = mcp
@@ -104,20 +77,15 @@ async fn oracle_episode_over_streamable_http_scores_f1_one() {
         assert_eq!(again.unwrap_err()["status"], 409);
         mcp.client.cancel().await.unwrap();
     }
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_errors_are_tool_results_not_protocol_failures() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
-    let id = create(
-        &http,
-        &server,
-        json!({"task_id": "T4_rate_limit_429", "seed": 1, "interface": "strict"}),
-    )
-    .await;
-    let mcp = connect(server.url(&format!("/v1/episodes/{id}/mcp"))).await;
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (_, mcp) = fx
+        .mcp(json!({"task_id": "T4_rate_limit_429", "seed": 1, "interface": "strict"}))
+        .await;
     // T4 seed 1 faults on its first valid request (see the REST eviction test).
     let fault = mcp
         .call("fetch_page", json!({"page": 1}))
@@ -175,43 +143,22 @@ async fn tool_errors_are_tool_results_not_protocol_failures() {
     let info = mcp.call("get_task_info", json!({})).await.unwrap();
     assert_eq!(info["requests_used"], 3, "{info}");
     mcp.client.cancel().await.unwrap();
-    let metrics = http
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == r#"benchaudit_faults_served_total{status="429",kind="rate_limit"} 1"#),
-        "{metrics}"
-    );
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l.starts_with("benchaudit_mcp_tool_calls_total ")
-                && l != "benchaudit_mcp_tool_calls_total 0")
-    );
-    server.shutdown().await;
+    let metrics = fx.metrics().await;
+    metrics.assert_line(r#"benchaudit_faults_served_total{status="429",kind="rate_limit"} 1"#);
+    assert!(metrics.value("benchaudit_mcp_tool_calls_total") > Some(0.0));
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn per_episode_url_works_under_the_stateless_protocol_and_legacy_sessions() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
     // Discover lifecycle (protocol 2026-07-28, no sessions): every request stands alone, the
     // URL names the episode.
-    let id = create(
-        &http,
-        &server,
-        json!({"task_id": "T3_duplicates", "seed": 8}),
-    )
-    .await;
+    let id = fx
+        .create(json!({"task_id": "T3_duplicates", "seed": 8}))
+        .await;
     let transport =
-        StreamableHttpClientTransport::from_uri(server.url(&format!("/v1/episodes/{id}/mcp")));
+        StreamableHttpClientTransport::from_uri(fx.url(&format!("/v1/episodes/{id}/mcp")));
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
@@ -227,27 +174,23 @@ async fn per_episode_url_works_under_the_stateless_protocol_and_legacy_sessions(
     );
     mcp.client.cancel().await.unwrap();
     // Legacy protocol with sessions, same kind of URL.
-    let id = create(
-        &http,
-        &server,
-        json!({"task_id": "T3_duplicates", "seed": 9}),
-    )
-    .await;
-    let legacy = connect_legacy(server.url(&format!("/v1/episodes/{id}/mcp"))).await;
+    let id = fx
+        .create(json!({"task_id": "T3_duplicates", "seed": 9}))
+        .await;
+    let legacy = connect_legacy(fx.url(&format!("/v1/episodes/{id}/mcp"))).await;
     let r = legacy
         .call_tool(CallToolRequestParams::new("get_task_info"))
         .await
         .unwrap();
     assert_eq!(r.structured_content.unwrap()["task_id"], "T3_duplicates");
     legacy.cancel().await.unwrap();
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_endpoint_opens_one_episode_per_session() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
-    let url = server.url("/mcp?task_id=T3_duplicates&seed=5");
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let url = fx.url("/mcp?task_id=T3_duplicates&seed=5");
     let a = connect_legacy(url.clone()).await;
     let b = connect_legacy(url.clone()).await;
     call(&a, "fetch_page", json!({"page": 1})).await;
@@ -292,25 +235,14 @@ async fn mcp_endpoint_opens_one_episode_per_session() {
     assert_eq!(b_answer["done"], true);
     a.cancel().await.unwrap();
     b.cancel().await.unwrap();
-    let metrics = http
-        .get(server.url("/metrics"))
-        .send()
+    fx.metrics()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == "benchaudit_episodes_created_total 2"),
-        "{metrics}"
-    );
+        .assert_line("benchaudit_episodes_created_total 2");
 
     // An oracle over a session scores 1.
     let client = ()
         .serve(StreamableHttpClientTransport::from_uri(
-            server.url("/mcp?task_id=T10_constrained_budget&seed=3"),
+            fx.url("/mcp?task_id=T10_constrained_budget&seed=3"),
         ))
         .await
         .unwrap();
@@ -326,8 +258,9 @@ async fn mcp_endpoint_opens_one_episode_per_session() {
         "?task_id=T0&seed=1",
         "?task_id=T3_duplicates&seed=1&colour=red",
     ] {
-        let r = http
-            .post(server.url(&format!("/mcp{query}")))
+        let r = fx
+            .http
+            .post(fx.url(&format!("/mcp{query}")))
             .header("accept", "application/json, text/event-stream")
             .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
             .send()
@@ -338,7 +271,7 @@ async fn mcp_endpoint_opens_one_episode_per_session() {
     }
     // A session-less (2026-07-28) client on /mcp gets no episode and is told where to go.
     let transport =
-        StreamableHttpClientTransport::from_uri(server.url("/mcp?task_id=T3_duplicates&seed=1"));
+        StreamableHttpClientTransport::from_uri(fx.url("/mcp?task_id=T3_duplicates&seed=1"));
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
@@ -350,40 +283,25 @@ async fn mcp_endpoint_opens_one_episode_per_session() {
         .unwrap_err();
     assert!(e["error"].as_str().unwrap().contains("/v1/episodes"), "{e}");
     mcp.client.cancel().await.unwrap();
-    let metrics = http
-        .get(server.url("/metrics"))
-        .send()
+    // No orphan episodes.
+    fx.metrics()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == "benchaudit_episodes_created_total 3"),
-        "no orphan episodes: {metrics}"
-    );
-    server.shutdown().await;
+        .assert_line("benchaudit_episodes_created_total 3");
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chunked_episodes_list_append_results() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
-    let id = create(
-        &http,
-        &server,
-        json!({"task_id": "T2_multi_page", "seed": 6, "submission": "chunked"}),
-    )
-    .await;
-    let mut mcp = connect(server.url(&format!("/v1/episodes/{id}/mcp"))).await;
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (_, mut mcp) = fx
+        .mcp(json!({"task_id": "T2_multi_page", "seed": 6, "submission": "chunked"}))
+        .await;
     let tools = mcp.client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "append_results"));
     let answer = run_policy(&mut mcp, Policy::Oracle).await;
     assert_eq!(answer["scores"]["f1"], 1.0, "{answer}");
     mcp.client.cancel().await.unwrap();
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -396,10 +314,13 @@ async fn stdio_server_runs_an_oracle_episode() {
         ..EpisodeOptions::default()
     };
     let server = tokio::spawn(benchaudit_server::serve_stdio(
-        t,
-        2,
-        options,
-        RewardScorer::F1,
+        StdioEpisode {
+            task: t,
+            seed: 2,
+            options,
+            reward: RewardScorer::F1,
+            max_line_bytes: 1 << 20,
+        },
         server_read,
         server_write,
         std::future::pending(),

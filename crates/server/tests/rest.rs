@@ -7,18 +7,18 @@ use std::time::Duration;
 
 use benchaudit_comtrade::{EpisodeOptions, tasks};
 use benchaudit_server::{ServerConfig, StoreLimits};
-use common::{InProcess, Policy, Rest, TestServer, client, create, run_policy};
+use common::{Fixture, InProcess, Policy, Rest, TestServer, create, run_policy};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oracle_scores_f1_one_on_every_task_and_faults_arrive_as_http_statuses() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     for t in tasks() {
         let seed = 11;
-        let id = create(&http, &server, json!({"task_id": t.task_id, "seed": seed})).await;
-        let mut rest = Rest::new(http.clone(), &server, &id);
+        let id = create(http, server, json!({"task_id": t.task_id, "seed": seed})).await;
+        let mut rest = Rest::new(http.clone(), server, &id);
         let answer = run_policy(&mut rest, Policy::Oracle).await;
         // Same policy on the pure episode: the server adds nothing and loses nothing.
         let reference = run_policy(
@@ -58,17 +58,17 @@ async fn oracle_scores_f1_one_on_every_task_and_faults_arrive_as_http_statuses()
         assert_eq!(state["result"], answer);
         assert_eq!(state["task_id"], t.task_id);
     }
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_pages_are_422_with_the_profile_retry_flag_and_spend_budget() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     for (interface, retry) in [("legacy", true), ("strict", false)] {
         let id = create(
-            &http,
-            &server,
+            http,
+            server,
             json!({"task_id": "T2_multi_page", "seed": 1, "interface": interface}),
         )
         .await;
@@ -119,12 +119,12 @@ async fn invalid_pages_are_422_with_the_profile_retry_flag_and_spend_budget() {
     }
     // Budget: once spent, 429 with retry false and no data.
     let id = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T1_single_page", "seed": 1, "max_requests": 2}),
     )
     .await;
-    let statuses: Vec<u16> = futures_statuses(&http, &server, &id, 3).await;
+    let statuses: Vec<u16> = futures_statuses(http, server, &id, 3).await;
     assert_eq!(statuses, vec![200, 200, 429]);
     let r = http
         .get(server.url(&format!("/v1/episodes/{id}/pages/1")))
@@ -136,7 +136,7 @@ async fn invalid_pages_are_422_with_the_profile_retry_flag_and_spend_budget() {
         v,
         json!({"status": 429, "error": "request budget exhausted", "retry": false})
     );
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 async fn futures_statuses(
@@ -185,29 +185,29 @@ async fn post_raw(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     let limit = 64 * 1024;
-    let server = TestServer::start(ServerConfig {
+    let fx = Fixture::start(ServerConfig {
         max_body_bytes: limit,
         ..ServerConfig::default()
     })
     .await;
-    let http = client();
+    let (server, http) = (&fx.server, &fx.http);
     let episodes = server.url("/v1/episodes");
     let json_ct = "application/json";
     // Creating episodes.
     assert_eq!(
-        post_raw(&http, episodes.clone(), json_ct, "{\"task_id\": ")
+        post_raw(http, episodes.clone(), json_ct, "{\"task_id\": ")
             .await
             .0,
         400
     );
-    assert_eq!(post_raw(&http, episodes.clone(), json_ct, "").await.0, 400);
+    assert_eq!(post_raw(http, episodes.clone(), json_ct, "").await.0, 400);
     assert_eq!(
-        post_raw(&http, episodes.clone(), json_ct, "[1, 2]").await.0,
+        post_raw(http, episodes.clone(), json_ct, "[1, 2]").await.0,
         422
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             episodes.clone(),
             json_ct,
             r#"{"task_id": "T1_single_page", "seed": "7"}"#
@@ -218,7 +218,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             episodes.clone(),
             json_ct,
             r#"{"task_id": "T1_single_page", "seed": -7}"#
@@ -229,7 +229,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             episodes.clone(),
             json_ct,
             r#"{"task_id": 1, "seed": 7}"#
@@ -240,7 +240,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             episodes.clone(),
             json_ct,
             r#"{"task_id": "T1_single_page"}"#
@@ -250,7 +250,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
         422
     );
     let (status, v) = post_raw(
-        &http,
+        http,
         episodes.clone(),
         json_ct,
         r#"{"task_id": "T1_single_page", "seed": 7, "sede": 1}"#,
@@ -262,7 +262,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
         "names the unknown field: {v}"
     );
     let (status, v) = post_raw(
-        &http,
+        http,
         episodes.clone(),
         json_ct,
         r#"{"task_id": "T99", "seed": 7}"#,
@@ -275,7 +275,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             episodes.clone(),
             json_ct,
             r#"{"task_id": "T1_single_page", "seed": 7, "interface": "loose"}"#
@@ -286,7 +286,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             episodes.clone(),
             "text/plain",
             r#"{"task_id": "T1_single_page", "seed": 7}"#
@@ -300,7 +300,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
         "x".repeat(limit + 1)
     );
     assert_eq!(
-        post_raw(&http, episodes.clone(), json_ct, huge.clone())
+        post_raw(http, episodes.clone(), json_ct, huge.clone())
             .await
             .0,
         413
@@ -308,17 +308,12 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     // Bodies without a length (chunked transfer encoding) are capped too.
     let stream = futures_stream(huge.into_bytes());
     assert_eq!(
-        post_raw(&http, episodes.clone(), json_ct, stream).await.0,
+        post_raw(http, episodes.clone(), json_ct, stream).await.0,
         413
     );
 
     // Addressing episodes.
-    let id = create(
-        &http,
-        &server,
-        json!({"task_id": "T3_duplicates", "seed": 2}),
-    )
-    .await;
+    let id = create(http, server, json!({"task_id": "T3_duplicates", "seed": 2})).await;
     for missing in [
         "0123456789abcdef0123456789abcdef",
         "not-an-id",
@@ -357,16 +352,16 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
 
     // Submitting.
     let submit = server.url(&format!("/v1/episodes/{id}/submit"));
-    assert_eq!(post_raw(&http, submit.clone(), json_ct, "{{").await.0, 400);
+    assert_eq!(post_raw(http, submit.clone(), json_ct, "{{").await.0, 400);
     assert_eq!(
-        post_raw(&http, submit.clone(), json_ct, r#"{"data_jsonl": 5}"#)
+        post_raw(http, submit.clone(), json_ct, r#"{"data_jsonl": 5}"#)
             .await
             .0,
         422
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             submit.clone(),
             json_ct,
             r#"{"run_log": "x", "extra": true}"#
@@ -376,14 +371,14 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
         422
     );
     assert_eq!(
-        post_raw(&http, submit.clone(), json_ct, r#""just a string""#)
+        post_raw(http, submit.clone(), json_ct, r#""just a string""#)
             .await
             .0,
         422
     );
     assert_eq!(
         post_raw(
-            &http,
+            http,
             submit.clone(),
             json_ct,
             format!(r#"{{"data_jsonl": "{}"}}"#, "y".repeat(limit))
@@ -405,11 +400,11 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     assert_eq!(r.status(), 200);
     let answer: Value = r.json().await.unwrap();
     assert_eq!(answer["scores"]["f1"], 0.0);
-    assert_eq!(post_raw(&http, submit.clone(), json_ct, ok).await.0, 409);
+    assert_eq!(post_raw(http, submit.clone(), json_ct, ok).await.0, 409);
     // Appending is for the chunked protocol only.
     assert_eq!(
         post_raw(
-            &http,
+            http,
             server.url(&format!("/v1/episodes/{id}/append")),
             json_ct,
             r#"{"data_jsonl": "x"}"#
@@ -418,21 +413,16 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
         .0,
         409
     );
-    let full = create(
-        &http,
-        &server,
-        json!({"task_id": "T3_duplicates", "seed": 2}),
-    )
-    .await;
+    let full = create(http, server, json!({"task_id": "T3_duplicates", "seed": 2})).await;
     let append = server.url(&format!("/v1/episodes/{full}/append"));
     assert_eq!(
-        post_raw(&http, append.clone(), json_ct, r#"{"data_jsonl": "x"}"#)
+        post_raw(http, append.clone(), json_ct, r#"{"data_jsonl": "x"}"#)
             .await
             .0,
         400
     );
     assert_eq!(
-        post_raw(&http, append.clone(), json_ct, r#"{"data": "x"}"#)
+        post_raw(http, append.clone(), json_ct, r#"{"data": "x"}"#)
             .await
             .0,
         422
@@ -448,7 +438,7 @@ async fn bad_input_gets_the_right_status_and_never_crashes_the_server() {
     let r = http.get(server.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.json::<Value>().await.unwrap(), json!({"status": "ok"}));
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 fn futures_stream(bytes: Vec<u8>) -> reqwest::Body {
@@ -465,21 +455,21 @@ async fn evicted_and_expired_episodes_answer_410_never_a_fresh_episode() {
         idle_timeout: None,
         ..StoreLimits::default()
     };
-    let server = TestServer::start(ServerConfig {
+    let fx = Fixture::start(ServerConfig {
         limits,
         ..ServerConfig::default()
     })
     .await;
-    let http = client();
+    let (server, http) = (&fx.server, &fx.http);
     let first = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T4_rate_limit_429", "seed": 1}),
     )
     .await;
     let second = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T4_rate_limit_429", "seed": 2}),
     )
     .await;
@@ -493,8 +483,8 @@ async fn evicted_and_expired_episodes_answer_410_never_a_fresh_episode() {
         429
     );
     let third = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T4_rate_limit_429", "seed": 3}),
     )
     .await;
@@ -542,44 +532,30 @@ async fn evicted_and_expired_episodes_answer_410_never_a_fresh_episode() {
             200
         );
     }
-    let metrics = http
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == r#"benchaudit_episodes_departed_total{reason="evicted"} 1"#),
-        "{metrics}"
-    );
-    assert!(
-        metrics.lines().any(|l| l == "benchaudit_episodes_open 2"),
-        "{metrics}"
-    );
-    server.shutdown().await;
+    let metrics = fx.metrics().await;
+    metrics.assert_line(r#"benchaudit_episodes_departed_total{reason="evicted"} 1"#);
+    metrics.assert_line("benchaudit_episodes_open 2");
+    fx.shutdown().await;
 
     let limits = StoreLimits {
         idle_timeout: Some(Duration::from_millis(1000)),
         ..StoreLimits::default()
     };
-    let server = TestServer::start(ServerConfig {
+    let fx = Fixture::start(ServerConfig {
         limits,
         ..ServerConfig::default()
     })
     .await;
+    let (server, http) = (&fx.server, &fx.http);
     let idle = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T1_single_page", "seed": 1}),
     )
     .await;
     let busy = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T1_single_page", "seed": 2}),
     )
     .await;
@@ -601,43 +577,29 @@ async fn evicted_and_expired_episodes_answer_410_never_a_fresh_episode() {
         .unwrap();
     assert_eq!(r.status(), 410);
     assert_eq!(r.json::<Value>().await.unwrap()["reason"], "expired");
-    let metrics = http
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == r#"benchaudit_episodes_departed_total{reason="expired"} 1"#),
-        "{metrics}"
-    );
-    assert!(
-        metrics.lines().any(|l| l == "benchaudit_episodes_open 1"),
-        "the sweep removed it: {metrics}"
-    );
-    server.shutdown().await;
+    let metrics = fx.metrics().await;
+    metrics.assert_line(r#"benchaudit_episodes_departed_total{reason="expired"} 1"#);
+    // The sweep removed it.
+    metrics.assert_line("benchaudit_episodes_open 1");
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chunked_ids_and_judge_reward_protocols_work_over_rest() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     // chunked: the policy appends two chunks, then submits.
     let options = EpisodeOptions {
         submission: benchaudit_comtrade::SubmissionProtocol::Chunked,
         ..EpisodeOptions::default()
     };
     let id = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T7_totals_trap", "seed": 5, "submission": "chunked"}),
     )
     .await;
-    let answer = run_policy(&mut Rest::new(http.clone(), &server, &id), Policy::Oracle).await;
+    let answer = run_policy(&mut Rest::new(http.clone(), server, &id), Policy::Oracle).await;
     assert_eq!(answer["scores"]["f1"], 1.0, "{answer}");
     assert_eq!(
         answer,
@@ -649,8 +611,8 @@ async fn chunked_ids_and_judge_reward_protocols_work_over_rest() {
     );
     // ids: record ids resolve against rows served to this episode only.
     let id = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T3_duplicates", "seed": 5, "submission": "ids"}),
     )
     .await;
@@ -684,23 +646,23 @@ async fn chunked_ids_and_judge_reward_protocols_work_over_rest() {
     assert_eq!(r.json::<Value>().await.unwrap()["scores"]["f1"], 1.0);
     // judge as the primary scorer.
     let id = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T2_multi_page", "seed": 5, "reward": "judge"}),
     )
     .await;
-    let answer = run_policy(&mut Rest::new(http.clone(), &server, &id), Policy::Oracle).await;
+    let answer = run_policy(&mut Rest::new(http.clone(), server, &id), Policy::Oracle).await;
     let judge = answer["scores"]["judge_total"].as_f64().unwrap();
     assert!(judge > 50.0, "{answer}");
     assert_eq!(answer["reward"].as_f64().unwrap(), judge / 100.0);
     assert_eq!(answer["scores"]["f1"], 1.0);
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_health_and_metrics_describe_the_server() {
-    let server = TestServer::start(ServerConfig::default()).await;
-    let http = client();
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let (server, http) = (&fx.server, &fx.http);
     let v: Value = http
         .get(server.url("/v1/tasks"))
         .send()
@@ -715,18 +677,26 @@ async fn tasks_health_and_metrics_describe_the_server() {
     assert_eq!(listed[1]["total_pages"], 5);
     // T5: one planned 500, then a submission.
     let id = create(
-        &http,
-        &server,
+        http,
+        server,
         json!({"task_id": "T5_server_error_500", "seed": 3}),
     )
     .await;
-    let mut rest = Rest::new(http.clone(), &server, &id);
-    run_policy(&mut rest, Policy::Oracle).await;
     let _ = http
         .get(server.url(&format!("/v1/episodes/{id}/pages/0")))
         .send()
         .await
         .unwrap();
+    let mut rest = Rest::new(http.clone(), server, &id);
+    run_policy(&mut rest, Policy::Oracle).await;
+    // The episode is over: a page asked for now is refused and spends nothing.
+    let used = fx.get(&format!("/v1/episodes/{id}")).await.1["requests_used"].clone();
+    let (status, v) = fx.get(&format!("/v1/episodes/{id}/pages/1")).await;
+    assert_eq!((status, v["status"].clone()), (409, json!(409)), "{v}");
+    assert_eq!(
+        fx.get(&format!("/v1/episodes/{id}")).await.1["requests_used"],
+        used
+    );
     let r = http.get(server.url("/metrics")).send().await.unwrap();
     assert!(
         r.headers()["content-type"]
@@ -741,6 +711,7 @@ async fn tasks_health_and_metrics_describe_the_server() {
         "benchaudit_submissions_total 1",
         r#"benchaudit_faults_served_total{status="500",kind="server_error"} 1"#,
         r#"benchaudit_faults_served_total{status="422",kind="invalid_argument"} 1"#,
+        r#"benchaudit_faults_served_total{status="409",kind="after_submit"} 1"#,
         r#"benchaudit_http_requests_total{code="201"} 1"#,
         r#"benchaudit_http_requests_total{code="500"} 1"#,
         r#"benchaudit_http_requests_total{code="422"} 1"#,
@@ -753,14 +724,14 @@ async fn tasks_health_and_metrics_describe_the_server() {
             .any(|l| l == format!("benchaudit_pages_served_total {pages}")),
         "{text}"
     );
-    server.shutdown().await;
+    fx.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_stops_accepting_and_returns() {
     let server = TestServer::start(ServerConfig::default()).await;
     let addr = server.addr;
-    let http = client();
+    let http = common::client();
     create(
         &http,
         &server,

@@ -1,5 +1,5 @@
 //! `benchaudit mcp`: one episode over MCP stdio, for MCP clients that spawn servers. stdout
-//! carries only protocol messages; anything else goes to stderr.
+//! carries only protocol messages; anything else goes to stderr (`RUST_LOG=info` for more).
 
 use std::process::ExitCode;
 
@@ -15,7 +15,7 @@ pub struct McpArgs {
     /// Task id.
     #[arg(long)]
     pub task: String,
-    /// Seed.
+    /// Seed (0..=18446744073709551615).
     #[arg(long)]
     pub seed: u64,
     /// Argument-error envelope.
@@ -24,12 +24,16 @@ pub struct McpArgs {
     /// Submission protocol.
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
-    /// Request budget override (a quota); default: the task's max_requests.
+    /// Request budget override, a quota (0..=4294967295); default: the task's max_requests.
     #[arg(long)]
     pub max_requests: Option<u32>,
     /// Primary scorer giving the submission's `reward` (both are always reported).
     #[arg(long, value_enum, default_value = "f1")]
     pub reward: RewardArg,
+    /// Longest message line in bytes (1024..=1073741824); a longer one is skipped and answered
+    /// with a JSON-RPC error.
+    #[arg(long, default_value_t = 16 << 20, value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
+    pub max_line_bytes: u64,
 }
 
 /// Runs the subcommand.
@@ -40,6 +44,12 @@ pub fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
         submission: args.submission.into(),
         max_requests: args.max_requests,
     };
-    benchaudit_server::serve_stdio_blocking(task, args.seed, options, args.reward.into())?;
+    benchaudit_server::serve_stdio_blocking(benchaudit_server::StdioEpisode {
+        task,
+        seed: args.seed,
+        options,
+        reward: args.reward.into(),
+        max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
+    })?;
     Ok(ExitCode::SUCCESS)
 }

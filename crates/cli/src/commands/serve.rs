@@ -1,4 +1,7 @@
 //! `benchaudit serve`: REST and MCP over HTTP.
+//!
+//! Every numeric flag has a range (shown in `--help`, enforced by clap with a clear error, and
+//! the same table the server library validates: `ServerConfig::RANGES`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -13,20 +16,38 @@ pub struct ServeArgs {
     /// Address to bind; loopback unless told otherwise.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
-    /// Most episodes open at once; past it the least recently used is evicted (and answers 410).
-    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Most episodes open at once (1..=10000000); past it the least recently used is evicted
+    /// (and answers 410).
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub max_episodes: u64,
-    /// Seconds an episode may stay idle before it expires (and answers 410); 0 = never.
-    #[arg(long, default_value_t = 1800)]
+    /// Seconds an episode may stay idle before it expires and answers 410 (0..=31536000; 0 =
+    /// never).
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(0..=31_536_000))]
     pub idle_timeout: u64,
-    /// Most TCP connections open at once.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Most TCP connections open at once (1..=1000000); more wait in the accept backlog.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_connections: u64,
-    /// Largest request body in bytes (413 past it).
-    #[arg(long, default_value_t = 16 << 20, value_parser = clap::value_parser!(u64).range(1024..))]
+    /// Largest request body in bytes (1024..=1073741824; 413 past it).
+    #[arg(long, default_value_t = 16 << 20, value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
     pub max_body_bytes: u64,
-    /// Extra Host names MCP requests may use (loopback is always allowed); repeatable. Needed
-    /// when serving MCP on a non-loopback address.
+    /// Seconds a request head may take to arrive, from connect or the previous response
+    /// (1..=3600); idle keep-alive connections close after it too.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// Seconds a whole request body may take to arrive after its head (1..=3600; 408 past it).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout: u64,
+    /// Seconds a connection may move no byte before it is closed (20..=86400).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(20..=86_400))]
+    pub connection_idle_timeout: u64,
+    /// Most MCP sessions open at once on /mcp (1..=1000000); past it new sessions get 503.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_mcp_sessions: u64,
+    /// Seconds an /mcp session may stay idle before it closes with its episode (1..=86400).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub mcp_session_timeout: u64,
+    /// Extra Host names (or host:port) requests may use (loopback is always allowed);
+    /// repeatable. Needed when serving on a non-loopback address.
     #[arg(long = "allow-host")]
     pub allow_hosts: Vec<String>,
 }
@@ -34,6 +55,7 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// The server configuration these flags describe.
     fn config(&self) -> ServerConfig {
+        // Every flag's range fits usize on 32- and 64-bit targets.
         let to_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let defaults = ServerConfig::default();
         ServerConfig {
@@ -46,6 +68,11 @@ impl ServeArgs {
             },
             max_body_bytes: to_usize(self.max_body_bytes),
             max_connections: to_usize(self.max_connections),
+            header_timeout: Duration::from_secs(self.header_timeout),
+            body_timeout: Duration::from_secs(self.body_timeout),
+            connection_idle_timeout: Duration::from_secs(self.connection_idle_timeout),
+            max_mcp_sessions: to_usize(self.max_mcp_sessions),
+            mcp_session_timeout: Duration::from_secs(self.mcp_session_timeout),
             allowed_hosts: self.allow_hosts.clone(),
             ..defaults
         }
@@ -61,4 +88,47 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     })?;
     eprintln!("benchaudit: server stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn flag_ranges_match_the_servers_own() {
+        // The defaults and each end of every range pass the library's validation; one past
+        // either end is refused by clap with the flag named.
+        let defaults = Wrap::try_parse_from(["serve"]).expect("defaults");
+        defaults.serve.config().validate().expect("defaults valid");
+        for range in ServerConfig::RANGES {
+            for ok in [range.min, range.max] {
+                let w = Wrap::try_parse_from(["serve", range.flag, &ok.to_string()])
+                    .unwrap_or_else(|e| panic!("{} {ok}: {e}", range.flag));
+                w.serve
+                    .config()
+                    .validate()
+                    .unwrap_or_else(|e| panic!("{} {ok}: {e}", range.flag));
+            }
+            let mut outside = vec![range.max + 1];
+            if range.min > 0 {
+                outside.push(range.min - 1);
+            }
+            for bad in outside {
+                let e = Wrap::try_parse_from(["serve", range.flag, &bad.to_string()])
+                    .expect_err("outside its range");
+                let text = e.to_string();
+                assert!(
+                    text.contains(range.flag) && text.contains("not in"),
+                    "{text}"
+                );
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
-//! Shared by the integration tests: an in-process server on 127.0.0.1:0, clients for REST and
-//! MCP behind one `Api` trait, and rule policies (oracle, empty, no-dedup) that run the same
-//! way against any of them and against an in-process episode (the reference).
+//! Shared by the integration tests: an in-process server on 127.0.0.1:0 with its client
+//! ([`Fixture`]: create episodes, connect MCP, read `/metrics`), clients for REST and MCP
+//! behind one `Api` trait, and rule policies (oracle, empty, no-dedup) that run the same way
+//! against any of them and against an in-process episode (the reference).
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::collections::BTreeMap;
@@ -11,9 +12,10 @@ use benchaudit_comtrade::{Episode, EpisodeOptions, FetchPageArgs, SubmitArgs, ta
 use benchaudit_scoring::{RewardScorer, Scores};
 use benchaudit_server::ServerConfig;
 use benchaudit_server::answer::SubmitAnswer;
-use rmcp::RoleClient;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
 use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 /// A server running in this process.
@@ -59,6 +61,112 @@ impl TestServer {
 
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// A server and a client for it: what nearly every test starts with.
+pub struct Fixture {
+    pub server: TestServer,
+    pub http: reqwest::Client,
+}
+
+impl Fixture {
+    pub async fn start(config: ServerConfig) -> Self {
+        Fixture {
+            server: TestServer::start(config).await,
+            http: client(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+
+    /// `POST /v1/episodes`, returning the episode id.
+    pub async fn create(&self, body: Value) -> String {
+        create(&self.http, &self.server, body).await
+    }
+
+    /// A REST client of a new episode.
+    pub async fn rest(&self, body: Value) -> (String, Rest) {
+        let id = self.create(body).await;
+        let rest = Rest::new(self.http.clone(), &self.server, &id);
+        (id, rest)
+    }
+
+    /// An MCP client (latest protocol) of a new episode's URL.
+    pub async fn mcp(&self, body: Value) -> (String, Mcp) {
+        let id = self.create(body).await;
+        let mcp = connect(self.url(&format!("/v1/episodes/{id}/mcp"))).await;
+        (id, mcp)
+    }
+
+    /// `GET path`: (status, JSON body).
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.http.get(self.url(path)).send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap())
+    }
+
+    pub async fn metrics(&self) -> Metrics {
+        metrics(&self.http, &self.server).await
+    }
+
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
+}
+
+/// `GET /metrics`.
+pub async fn metrics(http: &reqwest::Client, server: &TestServer) -> Metrics {
+    Metrics(
+        http.get(server.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    )
+}
+
+/// `/metrics` text.
+pub struct Metrics(pub String);
+
+impl Metrics {
+    /// Asserts the exposition has exactly this line.
+    pub fn assert_line(&self, line: impl AsRef<str>) {
+        let line = line.as_ref();
+        assert!(
+            self.0.lines().any(|l| l == line),
+            "missing {line:?} in\n{}",
+            self.0
+        );
+    }
+
+    /// The value of a sample (name with labels, as written).
+    pub fn value(&self, sample: &str) -> Option<f64> {
+        self.0
+            .lines()
+            .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
+    }
+}
+
+/// An MCP client (latest protocol) of `url`.
+pub async fn connect(url: String) -> Mcp {
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(url))
+            .await
+            .expect("MCP handshake");
+    Mcp { client }
+}
+
+/// An MCP client of `url` under protocol 2025-11-25, which keeps sessions.
+pub async fn connect_legacy(url: String) -> RunningService<RoleClient, ClientConfig> {
+    let mut info = ClientConfig::default();
+    info.protocol_version = ProtocolVersion::V_2025_11_25;
+    info.serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .expect("MCP handshake")
 }
 
 /// `POST /v1/episodes`, returning the episode id.

@@ -1,0 +1,94 @@
+//! `serve` and `mcp` refuse numeric flags outside their documented ranges with a clear error
+//! (exit 2), before serving anything — never a panic in the runtime.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .args(args)
+        .output()
+        .expect("run benchaudit");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn out_of_range_flags_are_refused_clearly() {
+    for (args, flag) in [
+        (
+            &["serve", "--max-connections", "2305843009213693952"][..],
+            "--max-connections",
+        ),
+        (
+            &["serve", "--max-connections", "0"][..],
+            "--max-connections",
+        ),
+        (
+            &["serve", "--max-episodes", "18446744073709551615"][..],
+            "--max-episodes",
+        ),
+        (&["serve", "--max-body-bytes", "1"][..], "--max-body-bytes"),
+        (&["serve", "--header-timeout", "0"][..], "--header-timeout"),
+        (
+            &["serve", "--connection-idle-timeout", "5"][..],
+            "--connection-idle-timeout",
+        ),
+        (
+            &["serve", "--max-mcp-sessions", "99999999999"][..],
+            "--max-mcp-sessions",
+        ),
+        (
+            &["serve", "--mcp-session-timeout=-1"][..],
+            "--mcp-session-timeout",
+        ),
+        (
+            &["serve", "--idle-timeout", "99999999999"][..],
+            "--idle-timeout",
+        ),
+        (
+            &[
+                "mcp",
+                "--task",
+                "T1_single_page",
+                "--seed",
+                "1",
+                "--max-requests",
+                "4294967296",
+            ][..],
+            "--max-requests",
+        ),
+        (
+            &[
+                "mcp",
+                "--task",
+                "T1_single_page",
+                "--seed",
+                "18446744073709551616",
+            ][..],
+            "--seed",
+        ),
+        (
+            &[
+                "mcp",
+                "--task",
+                "T1_single_page",
+                "--seed",
+                "1",
+                "--max-line-bytes",
+                "10",
+            ][..],
+            "--max-line-bytes",
+        ),
+    ] {
+        let (code, stderr) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?} does not name {flag}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
