@@ -316,7 +316,9 @@ fn at_l1_the_harness_asks_retry_or_skip_and_obeys() {
 }
 
 #[test]
-fn an_unreadable_l1_answer_is_counted_and_retried() {
+fn an_unreadable_l1_answer_is_counted_and_imputed_never_credited_to_the_model() {
+    // Issue 11 (L1): the answer is counted in the episode's counts, the harness's decision is
+    // recorded as imputed, and neither `retries` nor `skips` (the model's own decisions) moves.
     let server = Server::start(|_, r| {
         Reply::ok(text_reply(
             if classify(&r.body) == Ask::Fault {
@@ -335,19 +337,44 @@ fn an_unreadable_l1_answer_is_counted_and_retried() {
         Level::L1,
         SubmissionProtocol::Full,
     );
-    assert_eq!(r.record.counts.retries, 1);
-    assert_eq!(r.record.coverage, Some(1.0));
+    let c = r.record.counts;
+    assert_eq!(
+        (c.faults_seen, c.malformed_decisions, c.imputed_decisions),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        (c.retries, c.skips),
+        (0, 0),
+        "nothing credited to the model"
+    );
+    // The imputed decision is not a recovery: the page is lost, and coverage shows it.
+    assert!(r.record.coverage.unwrap() < 1.0, "{:?}", r.record.coverage);
+    let decision = r
+        .transcript
+        .events
+        .iter()
+        .find_map(|e| match e {
+            benchaudit_agents::transcript::Event::Decision {
+                decision, imputed, ..
+            } => Some((*decision, *imputed)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(decision, (benchaudit_agents::FaultDecision::Skip, true));
     let t = r.transcript.messages.unwrap();
     assert_eq!(t["malformed_answers"], 1);
     assert_eq!(t["requests"][0]["parsed"], Value::Null);
 }
 
 #[test]
-fn unreadable_l0_slots_fall_back_to_the_task() {
+fn unreadable_l0_slots_fall_back_to_the_task_and_are_counted_in_the_record() {
     let server = Server::start(|_, _| Reply::ok(text_reply("I am not sure what you mean.", 9)));
     let a = agent(&server, "confused", false);
     let r = run(&a, "T3_duplicates", 0, Level::L0, SubmissionProtocol::Full);
     assert_eq!(f1(&r), 1.0);
+    // local-llm.md defect 6: a garbage L0 answer must not look like a perfect one in the ledger.
+    let c = r.record.counts;
+    assert_eq!((c.malformed_decisions, c.imputed_decisions), (1, 1));
     assert_eq!(r.transcript.messages.unwrap()["malformed_answers"], 1);
 }
 
