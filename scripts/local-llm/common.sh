@@ -23,9 +23,16 @@ LOCAL_LLM_HOST=127.0.0.1
 LOCAL_LLM_PORT=${LOCAL_LLM_PORT:-8081}
 LOCAL_LLM_CTX=${LOCAL_LLM_CTX:-8192}
 LOCAL_LLM_THREADS=${LOCAL_LLM_THREADS:-2}
+# Parallel request slots, each with its own LOCAL_LLM_CTX tokens (--no-kv-unified): with a
+# shared pool, whether one episode overflows would depend on what the other `--jobs` worker's
+# episode holds. Run benchaudit with --jobs no larger than this.
+LOCAL_LLM_PARALLEL=${LOCAL_LLM_PARALLEL:-2}
 
 CACHE=${BENCHAUDIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/benchaudit}
-LLAMA_DIR=$CACHE/llama-server/$LLAMA_CPP_PYTHON_VERSION
+# The cache key: the pinned sources and the build recipe (bump LLAMA_RECIPE when the cmake flags
+# below change, so a binary built another way is never reused).
+LLAMA_RECIPE=r1
+LLAMA_DIR=$CACHE/llama-server/$LLAMA_CPP_PYTHON_VERSION-$LLAMA_RECIPE
 LLAMA_SERVER=$LLAMA_DIR/bin/llama-server
 TOOLS_VENV=$CACHE/build-tools
 STATE_DIR=$CACHE/run
@@ -75,7 +82,10 @@ ensure_server() {
     "llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
   local src=$work/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp
   # GGML_NATIVE=OFF: the cached binary must run on any x86-64 machine of this class.
+  # LLAMA_BUILD_COMMIT: the sdist has no git history, so name the pin; /props reports it as
+  # build_info ("b0-llama-cpp-python-0.3.36") and benchaudit records it in the manifest.
   cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DLLAMA_BUILD_NUMBER=0 -DLLAMA_BUILD_COMMIT="llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION" \
     -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF \
     >"$work/cmake.log" 2>&1 || { tail -30 "$work/cmake.log" >&2; die "cmake configure failed"; }

