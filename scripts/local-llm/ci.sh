@@ -35,7 +35,8 @@ SERVER_READY=$(date +%s)
 (cd "$ROOT" && cargo build -p benchaudit --quiet)
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchaudit-local-llm.XXXXXX")
-TASKS=T3_duplicates,T4_rate_limit_429,T5_server_error_500
+# Tasks that fault, so the model is asked something at every level (L1 asks only on a fault).
+TASKS=T4_rate_limit_429,T5_server_error_500,T8_mixed_faults
 
 # No --base-url, no key: `local:` resolves to the server start.sh started.
 RUN_START=$(date +%s)
@@ -106,7 +107,7 @@ PY
 
 "$BIN" report "$WORK/run" --out "$WORK/report" >"$WORK/report.txt"
 AUDIT_START=$(date +%s)
-"$BIN" audit --model local:smollm2 --seeds 2 --out "$WORK/audit" | tee "$WORK/audit.txt"
+"$BIN" audit --model local:smollm2 --seeds 1 --out "$WORK/audit" | tee "$WORK/audit.txt"
 AUDIT_END=$(date +%s)
 grep -q "number guard: card.md pass" "$WORK/audit.txt" || die "the audit card did not pass the number guard"
 

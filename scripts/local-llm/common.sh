@@ -22,7 +22,9 @@ model_smollm2() {
 LOCAL_LLM_HOST=127.0.0.1
 LOCAL_LLM_PORT=${LOCAL_LLM_PORT:-8081}
 LOCAL_LLM_CTX=${LOCAL_LLM_CTX:-8192}
-LOCAL_LLM_THREADS=${LOCAL_LLM_THREADS:-2}
+# One thread: llama.cpp threads spin-wait, and on 2 shared cores two threads collapsed to 2–5
+# tokens/s while one kept 40 (SmolLM2, load average 10). LOCAL_LLM_THREADS=2 on an idle machine.
+LOCAL_LLM_THREADS=${LOCAL_LLM_THREADS:-1}
 # Parallel request slots, each with its own LOCAL_LLM_CTX tokens (--no-kv-unified): with a
 # shared pool, whether one episode overflows would depend on what the other `--jobs` worker's
 # episode holds. Run benchaudit with --jobs no larger than this.

@@ -12,7 +12,7 @@
 # 127.0.0.1:$LOCAL_LLM_PORT (default 8081) with the model's chat template (--jinja: native tool
 # calls) and prints the base URL on stdout. If a server already runs there it is reused.
 # Environment: LOCAL_LLM_PORT, LOCAL_LLM_CTX (8192 tokens per slot), LOCAL_LLM_PARALLEL (2 slots:
-# run benchaudit with --jobs ≤ 2), LOCAL_LLM_THREADS (2), BENCHAUDIT_CACHE.
+# run benchaudit with --jobs ≤ 2), LOCAL_LLM_THREADS (1), BENCHAUDIT_CACHE.
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
