@@ -140,9 +140,17 @@ pub enum Action {
         /// Why, in the policy's words.
         reason: String,
     },
+    /// The reply held what looks like a tool call in an envelope the tool protocol does not
+    /// read (bare or fenced JSON naming a tool instead of a native call; another tag than
+    /// `<tool_call>`). Counted as a malformed call; the episode ends as without a call.
+    Unreadable {
+        /// What was seen, in short.
+        reason: String,
+    },
 }
 
-/// Output-token accounting of an episode (zero for rule policies).
+/// Output-token accounting of an episode (zero for rule policies). Sums saturate: a provider
+/// reporting absurd counts cannot overflow them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TokenUsage {
     /// Prompt tokens billed.
@@ -162,6 +170,14 @@ pub enum PolicyError {
     /// The per-episode output-token budget is spent.
     #[error("output-token budget exhausted")]
     TokenBudget,
+    /// The conversation no longer fits the model's context window: a model outcome.
+    #[error("context window exceeded: {0}")]
+    ContextOverflow(String),
+    /// The provider refused the request itself (401/403, unknown model, invalid tool schema …):
+    /// every later episode would fail the same way, so the run must stop
+    /// ([`crate::EpisodeRun::fatal`]).
+    #[error("the provider refused the request: {0}")]
+    Fatal(String),
 }
 
 /// "The model": answers a scaffold's requests at any level.
@@ -172,11 +188,13 @@ pub trait Policy: Send {
     /// Called once before an episode.
     fn begin_episode(&mut self, start: &EpisodeStart);
 
-    /// L0: fill the templated slots.
-    fn fill_slots(&mut self, info: &TaskInfo) -> Result<Slots, PolicyError>;
+    /// L0: fill the templated slots. `None`: the answer could not be read (the harness counts a
+    /// malformed decision and uses the task's values).
+    fn fill_slots(&mut self, info: &TaskInfo) -> Result<Option<Slots>, PolicyError>;
 
-    /// L1: retry or skip a transient fault.
-    fn on_fault(&mut self, fault: &FaultContext) -> Result<FaultDecision, PolicyError>;
+    /// L1: retry or skip a transient fault. `None`: the answer could not be read (the harness
+    /// counts a malformed decision and imputes one, never crediting it to the policy).
+    fn on_fault(&mut self, fault: &FaultContext) -> Result<Option<FaultDecision>, PolicyError>;
 
     /// L2: the next move, given every step so far.
     fn next_action(&mut self, history: &[Step]) -> Result<Action, PolicyError>;

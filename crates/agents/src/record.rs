@@ -37,21 +37,30 @@ pub enum Outcome {
     StepLimit,
     /// The output-token budget ended the episode.
     TokenBudget,
+    /// The model's conversation outgrew the provider's context window (an HTTP 400 such as
+    /// `context_length_exceeded`, or a reply cut off by the context rather than by the output
+    /// limit). A model outcome, not infrastructure: scored as a failed episode (the missing
+    /// files are scored, F1 0) and counted in every statistic.
+    ContextOverflow,
     /// The provider failed: excluded from statistics, listed in the run summary.
     InfraError,
 }
 
 /// What the agent did and met in one episode, as its scaffold counted it (the ledger's counts;
-/// `comtrade::EpisodeCounts` is what the API served).
+/// `comtrade::EpisodeCounts` is what the API served). Fields added later default to 0 when an
+/// older ledger is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct AgentCounts {
     /// fetch_page calls (rejected ones included).
     pub requests: u32,
     /// Transient faults (429/500 with retry) the agent met.
     pub faults_seen: u32,
-    /// Retries after a fault (L1: decisions; L2: inferred from the next call).
+    /// Retries after a fault the model (or rule policy) chose (L1: its answers; L2: a later
+    /// fetch of the faulted page). Imputed decisions are not counted here.
     pub retries: u32,
-    /// Faulted pages given up.
+    /// Faulted pages the model (or rule policy) gave up (L1: its answers; L2: moving on to
+    /// another page or submitting). Imputed decisions are not counted here.
     pub skips: u32,
     /// Extra duplicate rows served.
     pub duplicates_served: u32,
@@ -59,8 +68,17 @@ pub struct AgentCounts {
     pub totals_served: u32,
     /// Tool calls made (L2) or issued by the harness (L0/L1).
     pub tool_calls: u32,
-    /// Calls with an unknown tool or unreadable arguments.
+    /// Calls with an unknown tool or unreadable arguments, and replies holding a call in an
+    /// envelope the tool protocol does not read (bare JSON instead of a native tool call).
     pub malformed_calls: u32,
+    /// L0/L1 answers the harness could not read (slots without a JSON object, an L1 answer that
+    /// names neither or both of retry and skip).
+    pub malformed_decisions: u32,
+    /// Decisions the harness made in the model's place after an unreadable answer (see
+    /// docs/decisions.md: an unreadable L1 answer is imputed as skip, never as a recovery).
+    pub imputed_decisions: u32,
+    /// L0 slots the harness replaced by the task's own values (the model's value disagreed).
+    pub slots_replaced: u32,
     /// 1 when the budget or quota ran out mid-episode.
     pub quota_deaths: u32,
 }

@@ -242,7 +242,7 @@ impl Policy for RulePolicy {
         });
     }
 
-    fn fill_slots(&mut self, info: &TaskInfo) -> Result<Slots, PolicyError> {
+    fn fill_slots(&mut self, info: &TaskInfo) -> Result<Option<Slots>, PolicyError> {
         let q = &info.query;
         let mut slots = Slots {
             reporter: Some(q.reporter.to_string()),
@@ -261,15 +261,15 @@ impl Policy for RulePolicy {
             RuleKind::Empty => slots.max_pages = Some(0),
             _ => {}
         }
-        Ok(slots)
+        Ok(Some(slots))
     }
 
-    fn on_fault(&mut self, fault: &FaultContext) -> Result<FaultDecision, PolicyError> {
-        Ok(self.decide(
+    fn on_fault(&mut self, fault: &FaultContext) -> Result<Option<FaultDecision>, PolicyError> {
+        Ok(Some(self.decide(
             fault.attempt,
             fault.requests_remaining,
             fault.pages_remaining,
-        ))
+        )))
     }
 
     fn next_action(&mut self, history: &[Step]) -> Result<Action, PolicyError> {

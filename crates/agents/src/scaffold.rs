@@ -19,6 +19,10 @@ use crate::transcript::{Event, Transcript};
 /// Retries the L0 harness allows per page before it gives the page up.
 pub const HARNESS_MAX_RETRIES: u32 = 5;
 
+/// What the L1 harness does with an answer it cannot read: it gives the page up. The decision
+/// is recorded as imputed (`imputed_decisions`), not as the model's skip.
+pub const IMPUTED_L1_DECISION: FaultDecision = FaultDecision::Skip;
+
 /// Records per `append_results` call when a scaffold submits under `chunked`.
 pub const CHUNK_ROWS: usize = 200;
 
@@ -29,6 +33,11 @@ pub struct EpisodeRun {
     pub record: EpisodeRecord,
     /// What happened, step by step.
     pub transcript: Transcript,
+    /// Set when the provider refused a request outright (401/403, unknown model, invalid tool
+    /// schema: [`PolicyError::Fatal`]). No later episode can succeed, so the runner must stop:
+    /// not record this episode (the record says `infra_error`, so a resume runs it again),
+    /// start no further episodes, and exit with this message.
+    pub fatal: Option<String>,
 }
 
 /// Runs one episode of `spec` with `policy` at the spec's level.
@@ -47,6 +56,7 @@ pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
                             format!("invalid stress configuration: {e}"),
                         ),
                         transcript: Transcript::default(),
+                        fatal: None,
                     };
                 }
             }
@@ -103,7 +113,11 @@ pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
         mean_intensity: episode.stress_trace().and_then(|t| t.mean_intensity()),
         timing: Timing::default(),
     };
-    EpisodeRun { record, transcript }
+    EpisodeRun {
+        record,
+        transcript,
+        fatal: result.fatal,
+    }
 }
 
 struct ScaffoldResult {
@@ -112,20 +126,33 @@ struct ScaffoldResult {
     coverage: Option<f64>,
     counts: AgentCounts,
     error: Option<String>,
+    fatal: Option<String>,
 }
 
 impl ScaffoldResult {
-    fn failed(err: PolicyError, counts: AgentCounts) -> Self {
-        let outcome = match err {
-            PolicyError::Infra(_) => Outcome::InfraError,
-            PolicyError::TokenBudget => Outcome::TokenBudget,
-        };
+    /// An episode that ended with the policy's `outcome` and nothing submitted.
+    fn ended(outcome: Outcome, counts: AgentCounts) -> Self {
         ScaffoldResult {
             outcome,
             submitted: None,
             coverage: None,
             counts,
+            error: None,
+            fatal: None,
+        }
+    }
+
+    fn failed(err: PolicyError, counts: AgentCounts) -> Self {
+        let (outcome, fatal) = match &err {
+            PolicyError::Infra(_) => (Outcome::InfraError, None),
+            PolicyError::TokenBudget => (Outcome::TokenBudget, None),
+            PolicyError::ContextOverflow(_) => (Outcome::ContextOverflow, None),
+            PolicyError::Fatal(_) => (Outcome::InfraError, Some(err.to_string())),
+        };
+        ScaffoldResult {
             error: Some(err.to_string()),
+            fatal,
+            ..ScaffoldResult::ended(outcome, counts)
         }
     }
 }
@@ -169,9 +196,22 @@ fn harness(
     if spec.level == Level::L0 {
         let info = episode.get_task_info();
         match policy.fill_slots(&info) {
-            Ok(slots) => {
+            Ok(answer) => {
+                // An unreadable answer leaves every slot empty: the harness uses the task's
+                // values, a decision it makes in the model's place.
+                let imputed = answer.is_none();
+                if imputed {
+                    counts.malformed_decisions += 1;
+                    counts.imputed_decisions += 1;
+                }
+                let slots = answer.unwrap_or_default();
                 let replaced = validate_slots(task, &slots);
-                tr.events.push(Event::Slots { slots, replaced });
+                counts.slots_replaced = u32::try_from(replaced.len()).unwrap_or(u32::MAX);
+                tr.events.push(Event::Slots {
+                    slots,
+                    replaced,
+                    imputed,
+                });
             }
             Err(e) => return ScaffoldResult::failed(e, counts),
         }
@@ -225,12 +265,13 @@ fn harness(
                     *n += 1;
                     *n
                 });
-                let decision = match spec.level {
+                // (decision, whether the harness imputed it after an unreadable answer)
+                let (decision, imputed) = match spec.level {
                     Level::L0 => {
                         if attempt <= HARNESS_MAX_RETRIES {
-                            FaultDecision::Retry
+                            (FaultDecision::Retry, false)
                         } else {
-                            FaultDecision::Skip
+                            (FaultDecision::Skip, false)
                         }
                     }
                     _ => {
@@ -245,13 +286,30 @@ fn harness(
                             pages_remaining: task.total_pages().saturating_sub(page) + 1,
                         };
                         match policy.on_fault(&fault) {
-                            Ok(d) => {
-                                tr.events.push(Event::Decision { fault, decision: d });
-                                d
+                            Ok(answer) => {
+                                // Unreadable: the page is given up. Imputing a retry would
+                                // credit the model with a recovery it did not choose.
+                                let imputed = answer.is_none();
+                                if imputed {
+                                    counts.malformed_decisions += 1;
+                                    counts.imputed_decisions += 1;
+                                }
+                                let d = answer.unwrap_or(IMPUTED_L1_DECISION);
+                                tr.events.push(Event::Decision {
+                                    fault,
+                                    decision: d,
+                                    imputed,
+                                });
+                                (d, imputed)
                             }
                             Err(e) => return ScaffoldResult::failed(e, counts),
                         }
                     }
+                };
+                let whose = if imputed {
+                    " (imputed: the answer was unreadable)"
+                } else {
+                    ""
                 };
                 match decision {
                     FaultDecision::Retry => {
@@ -262,10 +320,12 @@ fn harness(
                         ));
                     }
                     FaultDecision::Skip => {
-                        counts.skips += 1;
+                        if !imputed {
+                            counts.skips += 1;
+                        }
                         complete = false;
                         log.push(format!(
-                            "WARN request={request} page={page} status={} {}; skipping page",
+                            "WARN request={request} page={page} status={} {}; skipping page{whose}",
                             err.status, err.error
                         ));
                         if page >= task.total_pages() {
@@ -306,11 +366,9 @@ fn harness(
         Outcome::NoSubmission
     };
     ScaffoldResult {
-        outcome,
         submitted,
         coverage: Some(cov),
-        counts,
-        error: None,
+        ..ScaffoldResult::ended(outcome, counts)
     }
 }
 
@@ -378,6 +436,50 @@ pub fn submission_calls(
     }
 }
 
+/// The page a `fetch_page` call asks for, read as the episode reads it ("2", 2 and 2.0 are all
+/// page 2); `None` for any other call or unreadable arguments.
+fn fetched_page(call: &ToolCall) -> Option<i64> {
+    (call.name == "fetch_page")
+        .then(|| FetchPageArgs::from_json(&call.arguments).ok())
+        .flatten()
+        .map(|a| a.page)
+}
+
+/// L2 retry/skip accounting (SPEC §4.1): after a transient fault on page p, the first later call
+/// that fetches p is a retry, whatever calls came between; fetching another page or submitting
+/// is a skip; a fault still pending when the episode ends otherwise is neither (the model made
+/// no decision about it).
+#[derive(Debug, Default)]
+struct FaultTracker {
+    pending: Option<i64>,
+}
+
+impl FaultTracker {
+    fn on_call(&mut self, call: &ToolCall, counts: &mut AgentCounts) {
+        let Some(faulted) = self.pending else { return };
+        match fetched_page(call) {
+            Some(p) if p == faulted => counts.retries += 1,
+            Some(_) => counts.skips += 1,
+            None if call.name == "submit_results" => counts.skips += 1,
+            None => return,
+        }
+        self.pending = None;
+    }
+
+    fn on_result(&mut self, call: &ToolCall, result: &ToolResult, counts: &mut AgentCounts) {
+        if let ToolResult::Error(ToolError {
+            status: 429 | 500,
+            retry: true,
+            ..
+        }) = result
+            && let Some(page) = fetched_page(call)
+        {
+            counts.faults_seen += 1;
+            self.pending = Some(page);
+        }
+    }
+}
+
 fn slim(
     episode: &mut Episode,
     spec: &EpisodeSpec,
@@ -388,8 +490,7 @@ fn slim(
     let mut counts = AgentCounts::default();
     let mut history: Vec<Step> = Vec::new();
     let limit = policy.step_limit(task);
-    // The page of the last fault, to classify the next fetch as retry or skip.
-    let mut pending_fault: Option<i64> = None;
+    let mut faults = FaultTracker::default();
     for _ in 0..limit {
         let action = match policy.next_action(&history) {
             Ok(a) => a,
@@ -398,53 +499,28 @@ fn slim(
         let call = match action {
             Action::Call(call) => call,
             Action::Stop { reason } => {
-                if pending_fault.take().is_some() {
-                    counts.skips += 1;
-                }
                 tr.note(format!("policy stopped: {reason}"));
-                return ScaffoldResult {
-                    outcome: Outcome::NoSubmission,
-                    submitted: None,
-                    coverage: None,
-                    counts,
-                    error: None,
-                };
+                return ScaffoldResult::ended(Outcome::NoSubmission, counts);
+            }
+            Action::Unreadable { reason } => {
+                counts.malformed_calls += 1;
+                tr.note(format!("unreadable tool call, episode ended: {reason}"));
+                return ScaffoldResult::ended(Outcome::NoSubmission, counts);
             }
         };
         tr.call(&call);
         counts.tool_calls += 1;
-        if let Some(faulted) = pending_fault.take() {
-            let same_page = call.name == "fetch_page"
-                && call.arguments.get("page").and_then(|p| p.as_i64()) == Some(faulted);
-            if same_page {
-                counts.retries += 1;
-            } else {
-                counts.skips += 1;
-            }
-        }
+        faults.on_call(&call, &mut counts);
         let (result, malformed) = execute(episode, &call, spec.options.reward);
         if malformed {
             counts.malformed_calls += 1;
         }
-        if let ToolResult::Error(ToolError {
-            status: 429 | 500,
-            retry: true,
-            ..
-        }) = &result
-            && call.name == "fetch_page"
-        {
-            counts.faults_seen += 1;
-            pending_fault = call.arguments.get("page").and_then(|p| p.as_i64());
-        }
+        faults.on_result(&call, &result, &mut counts);
         tr.result(&call.name, result.summary(task));
         if let ToolResult::Submitted(s) = &result {
-            let submitted = Some((**s).clone());
             return ScaffoldResult {
-                outcome: Outcome::Submitted,
-                submitted,
-                coverage: None,
-                counts,
-                error: None,
+                submitted: Some((**s).clone()),
+                ..ScaffoldResult::ended(Outcome::Submitted, counts)
             };
         }
         history.push(Step { call, result });
@@ -452,11 +528,5 @@ fn slim(
     tr.note(format!(
         "step limit of {limit} reached without a submission"
     ));
-    ScaffoldResult {
-        outcome: Outcome::StepLimit,
-        submitted: None,
-        coverage: None,
-        counts,
-        error: None,
-    }
+    ScaffoldResult::ended(Outcome::StepLimit, counts)
 }

@@ -20,13 +20,19 @@ pub enum Event {
         slots: Slots,
         /// Slots the harness replaced by the task's values.
         replaced: Vec<String>,
+        /// The answer was unreadable: every slot came from the task.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        imputed: bool,
     },
     /// L1: a retry-or-skip decision.
     Decision {
         /// What the policy was told.
         fault: FaultContext,
-        /// What it chose.
+        /// What it chose, or what the harness imputed.
         decision: FaultDecision,
+        /// The answer was unreadable and the harness imputed `decision`.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        imputed: bool,
     },
     /// A tool call (by the model at L2, by the harness at L0/L1).
     Call {

@@ -316,7 +316,9 @@ fn at_l1_the_harness_asks_retry_or_skip_and_obeys() {
 }
 
 #[test]
-fn an_unreadable_l1_answer_is_counted_and_retried() {
+fn an_unreadable_l1_answer_is_counted_and_imputed_never_credited_to_the_model() {
+    // Issue 11 (L1): the answer is counted in the episode's counts, the harness's decision is
+    // recorded as imputed, and neither `retries` nor `skips` (the model's own decisions) moves.
     let server = Server::start(|_, r| {
         Reply::ok(text_reply(
             if classify(&r.body) == Ask::Fault {
@@ -335,19 +337,44 @@ fn an_unreadable_l1_answer_is_counted_and_retried() {
         Level::L1,
         SubmissionProtocol::Full,
     );
-    assert_eq!(r.record.counts.retries, 1);
-    assert_eq!(r.record.coverage, Some(1.0));
+    let c = r.record.counts;
+    assert_eq!(
+        (c.faults_seen, c.malformed_decisions, c.imputed_decisions),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        (c.retries, c.skips),
+        (0, 0),
+        "nothing credited to the model"
+    );
+    // The imputed decision is not a recovery: the page is lost, and coverage shows it.
+    assert!(r.record.coverage.unwrap() < 1.0, "{:?}", r.record.coverage);
+    let decision = r
+        .transcript
+        .events
+        .iter()
+        .find_map(|e| match e {
+            benchaudit_agents::transcript::Event::Decision {
+                decision, imputed, ..
+            } => Some((*decision, *imputed)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(decision, (benchaudit_agents::FaultDecision::Skip, true));
     let t = r.transcript.messages.unwrap();
     assert_eq!(t["malformed_answers"], 1);
     assert_eq!(t["requests"][0]["parsed"], Value::Null);
 }
 
 #[test]
-fn unreadable_l0_slots_fall_back_to_the_task() {
+fn unreadable_l0_slots_fall_back_to_the_task_and_are_counted_in_the_record() {
     let server = Server::start(|_, _| Reply::ok(text_reply("I am not sure what you mean.", 9)));
     let a = agent(&server, "confused", false);
     let r = run(&a, "T3_duplicates", 0, Level::L0, SubmissionProtocol::Full);
     assert_eq!(f1(&r), 1.0);
+    // local-llm.md defect 6: a garbage L0 answer must not look like a perfect one in the ledger.
+    let c = r.record.counts;
+    assert_eq!((c.malformed_decisions, c.imputed_decisions), (1, 1));
     assert_eq!(r.transcript.messages.unwrap()["malformed_answers"], 1);
 }
 
@@ -505,4 +532,96 @@ fn chunked_and_ids_protocols_offer_their_tools() {
     );
     let submit = &reqs[1].body["tools"][2]["function"]["parameters"];
     assert!(submit["properties"]["record_ids"].is_object());
+}
+
+/// The reply shape Qwen2.5 models sent through llama-server without a tool template
+/// (local-llm.md: the call as plain content, bare or fenced JSON, no `<tool_call>` tags).
+fn bare_json_call(req: &Value) -> Value {
+    if llm_support::seen(req).is_empty() {
+        text_reply(
+            "```json\n{\"name\": \"get_task_info\", \"arguments\": {}}\n```",
+            12,
+        )
+    } else {
+        solver(req)
+    }
+}
+
+#[test]
+fn a_call_in_the_wrong_envelope_is_counted_as_malformed() {
+    let server = Server::start(|_, r| Reply::ok(bare_json_call(&r.body)));
+    let a = agent(&server, "qwen-shaped", false);
+    let r = run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert_eq!(r.record.outcome, Outcome::NoSubmission);
+    assert_eq!(
+        r.record.counts.malformed_calls, 1,
+        "not silently 'no tool call'"
+    );
+    assert_eq!(r.record.counts.tool_calls, 0);
+}
+
+#[test]
+fn the_lenient_reading_executes_a_wrong_envelope_call_and_says_so() {
+    let server = Server::start(|_, r| Reply::ok(bare_json_call(&r.body)));
+    let mut o = AgentOptions {
+        retry: fast_retry(),
+        ..AgentOptions::default()
+    };
+    o.overrides.base_url = Some(server.base_url());
+    o.overrides.lenient_calls = true;
+    let a = build_agents(&["local:qwen-shaped".to_string()], &o)
+        .unwrap()
+        .remove(0);
+    assert!(serde_json::to_value(a.config()).unwrap()["lenient_calls"] == true);
+    let r = run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert_eq!(r.record.outcome, Outcome::Submitted);
+    assert_eq!(f1(&r), 1.0);
+    assert_eq!(calls(&r)[0].0, "get_task_info");
+    let t = r.transcript.messages.unwrap();
+    assert_eq!(t["requests"][0]["lenient_calls"], 1);
+}
+
+#[test]
+fn absurd_usage_from_a_provider_saturates_instead_of_overflowing() {
+    // Issue 12: a provider may send prompt_tokens near u64::MAX.
+    let server = Server::start(|_, r| {
+        let mut reply = solver(&r.body);
+        reply["usage"]["prompt_tokens"] = json!(u64::MAX);
+        Reply::ok(reply)
+    });
+    let a = agent(&server, "absurd", false);
+    let r = run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert_eq!(r.record.outcome, Outcome::Submitted);
+    // Rejected as implausible (read as 0), so the sum stays a measurement.
+    assert_eq!(r.record.usage.prompt_tokens, 0);
+    assert!(r.record.usage.completion_tokens > 0);
+}
+
+#[test]
+fn tool_choice_is_sent_only_when_asked_for() {
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let a = agent(&server, "plain", false);
+    run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.body.get("tool_choice").is_none())
+    );
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let mut o = AgentOptions {
+        retry: fast_retry(),
+        ..AgentOptions::default()
+    };
+    o.overrides.base_url = Some(server.base_url());
+    o.overrides.tool_choice = Some("auto".into());
+    let a = build_agents(&["local:cpp-python".to_string()], &o)
+        .unwrap()
+        .remove(0);
+    run(&a, "T3_duplicates", 0, Level::L2, SubmissionProtocol::Full);
+    let reqs = server.requests();
+    assert!(
+        reqs.iter().all(|r| r.body["tool_choice"] == "auto"),
+        "native L2 turns"
+    );
 }

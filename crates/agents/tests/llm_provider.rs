@@ -34,6 +34,8 @@ fn agent_with(server: &Server, attempts: u32, timeout: Duration) -> LlmAgent {
     let mut cc = ClientConfig::new(&server.base_url(), Some(ApiKey::new(KEY)));
     cc.retry = retry(attempts);
     cc.request_timeout = timeout;
+    // These tests time the client out on purpose: no local-inference allowance.
+    cc.local_inference = false;
     LlmAgent::new(config, Arc::new(ChatClient::new(cc).unwrap()))
 }
 

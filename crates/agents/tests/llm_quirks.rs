@@ -66,10 +66,11 @@ fn gpt5_requests_carry_max_completion_tokens_and_no_temperature_others_temperatu
     for model in ["gpt-5", "o3-mini"] {
         let reqs = model_requests(&server, model);
         assert!(reqs.len() > 2);
-        assert_eq!(
-            reqs[0]["max_completion_tokens"], 12_000,
-            "the whole reasoning-class budget first"
-        );
+        // The L0 question is capped (reasoning models think first: 4 096); the first L2 turn
+        // asks for the whole reasoning-class budget.
+        assert_eq!(reqs[0]["max_completion_tokens"], 4_096);
+        let first_turn = reqs.iter().find(|b| b.get("tools").is_some()).unwrap();
+        assert_eq!(first_turn["max_completion_tokens"], 12_000);
         for b in &reqs {
             assert!(
                 b.get("max_completion_tokens").is_some_and(Value::is_u64),
@@ -84,7 +85,7 @@ fn gpt5_requests_carry_max_completion_tokens_and_no_temperature_others_temperatu
         }
     }
     let llama = model_requests(&server, "llama-3.3-70b");
-    assert_eq!(llama[0]["max_tokens"], 6_000);
+    assert_eq!(llama[0]["max_tokens"], 512, "the L0 cap of ordinary models");
     for b in &llama {
         assert_eq!(b["temperature"], 0, "{b}");
         assert!(
@@ -94,7 +95,7 @@ fn gpt5_requests_carry_max_completion_tokens_and_no_temperature_others_temperatu
     }
     // Rejects temperature, takes max_tokens, reasoning-class budget.
     let fable = model_requests(&server, "claude-fable-5");
-    assert_eq!(fable[0]["max_tokens"], 12_000);
+    assert_eq!(fable[0]["max_tokens"], 4_096);
     assert!(fable.iter().all(|b| b.get("temperature").is_none()));
     // The output limit is the budget left: it falls by the completion tokens spent.
     // The L0 question (30 tokens) belonged to another episode; each L2 turn costs 20.

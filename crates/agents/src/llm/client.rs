@@ -173,6 +173,121 @@ impl RateLimiter {
     }
 }
 
+/// The largest response body read (a reply holding a 6 000-token conversation is far smaller):
+/// a server that streams without end cannot exhaust memory.
+pub const MAX_BODY_BYTES: u64 = 32 << 20;
+
+/// Request timeouts on a loopback server are set for local inference, not for a cloud API: at
+/// least this long, plus [`LOCAL_SECONDS_PER_TOKEN`] per requested output token (a non-streamed
+/// request waits for the whole generation, and a CPU takes its time over the first token of a
+/// long prompt).
+pub const LOCAL_TIMEOUT_FLOOR: Duration = Duration::from_secs(300);
+/// See [`LOCAL_TIMEOUT_FLOOR`]: half a second per token (2 tokens/s, a slow CPU).
+pub const LOCAL_SECONDS_PER_TOKEN: f64 = 0.5;
+/// Attempts after a timeout on a loopback server: the same request on the same busy machine
+/// would take as long again, so a timeout is retried once, not `max_attempts` times.
+pub const LOCAL_TIMEOUT_ATTEMPTS: u32 = 2;
+
+/// Whether a provider's error text says the request outgrew the context window, as OpenAI
+/// (`context_length_exceeded`), vLLM ("maximum context length", "maximum model length"),
+/// llama.cpp (`exceed_context_size_error`, "exceeds the available context size"), Together
+/// and TGI ("`inputs` tokens + `max_new_tokens` must be <="), and Anthropic ("prompt is too
+/// long") phrase it.
+pub fn is_context_overflow(body: &str) -> bool {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let code = |p: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.pointer(p))
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase)
+    };
+    let codes = [
+        code("/error/code"),
+        code("/error/type"),
+        code("/code"),
+        code("/type"),
+    ];
+    if codes.iter().flatten().any(|c| {
+        c == "context_length_exceeded"
+            || c == "exceed_context_size_error"
+            || c == "context_window_exceeded"
+    }) {
+        return true;
+    }
+    let text = error_message(body).to_ascii_lowercase();
+    const PHRASES: [&str; 8] = [
+        "maximum context length",
+        "context length exceeded",
+        "exceeds the available context size",
+        "exceed_context_size",
+        "maximum model length",
+        "tokens + `max_new_tokens` must be <=",
+        "prompt is too long",
+        "context window",
+    ];
+    PHRASES.iter().any(|p| text.contains(p))
+}
+
+/// Reads a body up to [`MAX_BODY_BYTES`].
+fn read_bounded(resp: reqwest::blocking::Response) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    resp.take(MAX_BODY_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_BODY_BYTES {
+        return Err(std::io::Error::other(format!(
+            "response body larger than {MAX_BODY_BYTES} bytes"
+        )));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// What a preflight learnt about a server: recorded in the run manifest with the model's
+/// configuration, so a run names the exact server build and model file it measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerInfo {
+    /// Model ids the server lists (`GET /models`), at most 20.
+    pub models: Vec<String>,
+    /// llama.cpp's `build_info` from `/props` (its version and commit), when it is llama.cpp.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llama_cpp_build: Option<String>,
+    /// The served model file's name (llama.cpp `/props` `model_path`, directory dropped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<String>,
+    /// SHA-256 of that file, when the server is on this machine and the file readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_sha256: Option<String>,
+    /// Its size in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_bytes: Option<u64>,
+    /// Context window per request (llama.cpp `n_ctx`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_ctx: Option<u64>,
+    /// Parallel request slots (llama.cpp `total_slots`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slots: Option<u64>,
+}
+
+/// Streams a file through SHA-256 (hex).
+fn file_sha256(path: &std::path::Path) -> std::io::Result<(String, u64)> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        h.update(&buf[..n]);
+    }
+    let hex = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Ok((hex, total))
+}
+
 /// How to reach one OpenAI-compatible server.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -188,6 +303,9 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// Shared requests-per-minute limiter, if any.
     pub limiter: Option<Arc<RateLimiter>>,
+    /// Timeouts for local inference ([`LOCAL_TIMEOUT_FLOOR`], [`LOCAL_TIMEOUT_ATTEMPTS`]):
+    /// on by default for loopback base URLs.
+    pub local_inference: bool,
 }
 
 impl ClientConfig {
@@ -201,6 +319,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(10),
             retry: RetryPolicy::default(),
             limiter: None,
+            local_inference: is_loopback(base_url),
         }
     }
 }
@@ -240,7 +359,8 @@ pub enum ClientError {
         /// Every fault.
         faults: Vec<Attempt>,
     },
-    /// The provider refused the request (4xx other than 408/425/429): retrying cannot help.
+    /// The provider refused the request (4xx other than 408/425/429 and a context overflow):
+    /// retrying cannot help, and every later request of the run would be refused the same way.
     #[error("provider rejected the request: HTTP {status}: {message}")]
     Rejected {
         /// HTTP status.
@@ -248,6 +368,17 @@ pub enum ClientError {
         /// The provider's message, truncated, key scrubbed.
         message: String,
     },
+    /// The conversation does not fit the model's context window (a model outcome).
+    #[error("HTTP {status}: {message}")]
+    ContextOverflow {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message, truncated.
+        message: String,
+    },
+    /// The server could not be reached at all (preflight).
+    #[error("cannot reach the server: {0}")]
+    Unreachable(String),
     /// The HTTP client could not be built.
     #[error("could not set up the HTTP client: {0}")]
     Setup(String),
@@ -260,6 +391,9 @@ pub struct ChatClient {
     key: Option<ApiKey>,
     retry: RetryPolicy,
     limiter: Option<Arc<RateLimiter>>,
+    request_timeout: Duration,
+    local: bool,
+    local_inference: bool,
 }
 
 impl fmt::Debug for ChatClient {
@@ -334,6 +468,7 @@ impl ChatClient {
         if is_loopback(&endpoint) {
             builder = builder.no_proxy();
         }
+        let local = is_loopback(&endpoint);
         let http = builder
             .build()
             .map_err(|e| ClientError::Setup(e.without_url().to_string()))?;
@@ -343,7 +478,111 @@ impl ChatClient {
             key: config.api_key,
             retry: config.retry,
             limiter: config.limiter,
+            request_timeout: config.request_timeout,
+            local,
+            local_inference: config.local_inference,
         })
+    }
+
+    /// The timeout of one request asking for up to `max_tokens` output tokens: the configured
+    /// one, raised on loopback servers to what local inference needs.
+    pub fn timeout_for(&self, max_tokens: Option<u64>) -> Duration {
+        if !self.local_inference {
+            return self.request_timeout;
+        }
+        let tokens = max_tokens.unwrap_or(crate::llm::config::DEFAULT_TOKEN_BUDGET) as f64;
+        let local = LOCAL_TIMEOUT_FLOOR
+            + Duration::from_secs_f64(tokens.min(1e6) * LOCAL_SECONDS_PER_TOKEN);
+        self.request_timeout.max(local)
+    }
+
+    /// The base URL requests go under (`…/v1`).
+    fn base(&self) -> &str {
+        self.endpoint
+            .strip_suffix("/chat/completions")
+            .unwrap_or(&self.endpoint)
+    }
+
+    fn get(&self, url: &str) -> Result<(u16, String), ClientError> {
+        let mut req = self.http.get(url).timeout(Duration::from_secs(30));
+        if let Some(k) = &self.key {
+            req = req.bearer_auth(k.expose());
+        }
+        let resp = req
+            .send()
+            .map_err(|e| ClientError::Unreachable(self.scrub(&e.without_url().to_string())))?;
+        let status = resp.status().as_u16();
+        let text = read_bounded(resp).map_err(|e| ClientError::Unreachable(e.to_string()))?;
+        Ok((status, self.scrub(&text)))
+    }
+
+    /// One look at the server before a run: `GET /models` (unreachable, refused or
+    /// misconfigured endpoints fail here, with the provider's own message), then llama.cpp's
+    /// `/props` (build, model file, context size) where the server is llama.cpp, and the model
+    /// file's SHA-256 when it is on this machine.
+    pub fn preflight(&self) -> Result<ServerInfo, ClientError> {
+        let (status, text) = self.get(&format!("{}/models", self.base()))?;
+        if !(200..300).contains(&status) {
+            return Err(ClientError::Rejected {
+                status,
+                message: format!("GET /models: {}", error_message(&text)),
+            });
+        }
+        let listed: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let entries = listed
+            .get("data")
+            .or_else(|| listed.get("models"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut info = ServerInfo {
+            models: entries
+                .iter()
+                .filter_map(|m| {
+                    m.get("id")
+                        .or_else(|| m.get("name"))
+                        .and_then(Value::as_str)
+                })
+                .take(20)
+                .map(str::to_string)
+                .collect(),
+            llama_cpp_build: None,
+            model_file: None,
+            model_sha256: None,
+            model_bytes: None,
+            n_ctx: None,
+            slots: None,
+        };
+        let llama = entries
+            .iter()
+            .any(|m| m.get("owned_by").and_then(Value::as_str) == Some("llamacpp"));
+        if !llama {
+            return Ok(info);
+        }
+        let root = self.base().strip_suffix("/v1").unwrap_or(self.base());
+        let Ok((200, props)) = self.get(&format!("{root}/props")) else {
+            return Ok(info);
+        };
+        let props: Value = serde_json::from_str(&props).unwrap_or(Value::Null);
+        info.llama_cpp_build = props
+            .get("build_info")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        info.n_ctx = props
+            .pointer("/default_generation_settings/n_ctx")
+            .and_then(Value::as_u64);
+        info.slots = props.get("total_slots").and_then(Value::as_u64);
+        if let Some(path) = props.get("model_path").and_then(Value::as_str) {
+            let path = std::path::Path::new(path);
+            info.model_file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+            if self.local
+                && let Ok((sha, bytes)) = file_sha256(path)
+            {
+                info.model_sha256 = Some(sha);
+                info.model_bytes = Some(bytes);
+            }
+        }
+        Ok(info)
     }
 
     /// The URL requests go to.
@@ -390,7 +629,11 @@ impl ChatClient {
                 Err(Fault::Retry { what, after }) => (what, after),
             };
             let (what, after) = fault;
-            if attempt >= self.retry.max_attempts.max(1) {
+            let mut max_attempts = self.retry.max_attempts.max(1);
+            if self.local_inference && what.starts_with("timeout") {
+                max_attempts = max_attempts.min(LOCAL_TIMEOUT_ATTEMPTS);
+            }
+            if attempt >= max_attempts {
                 faults.push(Attempt {
                     attempt,
                     fault: what.clone(),
@@ -413,7 +656,14 @@ impl ChatClient {
     }
 
     fn attempt(&self, body: &Value) -> Result<Value, Fault> {
-        let mut req = self.http.post(&self.endpoint).json(body);
+        let max_tokens = ["max_tokens", "max_completion_tokens"]
+            .iter()
+            .find_map(|f| body.get(*f).and_then(Value::as_u64));
+        let mut req = self
+            .http
+            .post(&self.endpoint)
+            .timeout(self.timeout_for(max_tokens))
+            .json(body);
         if let Some(k) = &self.key {
             req = req.bearer_auth(k.expose());
         }
@@ -441,8 +691,25 @@ impl ChatClient {
         let resp = req.send().map_err(transport)?;
         let status = resp.status().as_u16();
         let after = retry_after(resp.headers(), SystemTime::now());
-        let text = resp.text().map_err(transport)?;
-        let text = self.scrub(&text);
+        let text = match read_bounded(resp) {
+            Ok(t) => self.scrub(&t),
+            Err(e) => {
+                return Err(Fault::Retry {
+                    what: format!("transport error: reading the body: {e}"),
+                    after: None,
+                });
+            }
+        };
+        // An overflow is the model's conversation, whatever status it comes with: never retried.
+        let overflow = || {
+            Fault::Fatal(ClientError::ContextOverflow {
+                status,
+                message: error_message(&text),
+            })
+        };
+        if !(200..300).contains(&status) && is_context_overflow(&text) {
+            return Err(overflow());
+        }
         match status {
             200..=299 => match serde_json::from_str::<Value>(&text) {
                 Ok(v)
@@ -451,6 +718,12 @@ impl ChatClient {
                         .is_some_and(|c| !c.is_empty()) =>
                 {
                     Ok(v)
+                }
+                Ok(v)
+                    if v.get("error").is_some_and(|e| !e.is_null())
+                        && is_context_overflow(&text) =>
+                {
+                    Err(overflow())
                 }
                 Ok(v) if v.get("error").is_some_and(|e| !e.is_null()) => Err(Fault::Retry {
                     what: format!("HTTP {status} with an error body: {}", error_message(&text)),
@@ -588,6 +861,43 @@ mod tests {
         let c = ChatClient::new(ClientConfig::new("http://h/x/chat/completions", None))
             .expect("client");
         assert_eq!(c.endpoint(), "http://h/x/chat/completions");
+    }
+
+    #[test]
+    fn loopback_servers_get_timeouts_for_local_inference() {
+        let mut cc = ClientConfig::new("http://127.0.0.1:8081/v1", None);
+        assert!(cc.local_inference);
+        cc.request_timeout = Duration::from_secs(60);
+        let c = ChatClient::new(cc).expect("client");
+        // 6 000 tokens at 2 tokens/s after a 300 s floor: a CPU's worst first token and output.
+        assert_eq!(c.timeout_for(Some(6_000)), Duration::from_secs(3_300));
+        assert_eq!(c.timeout_for(Some(64)), Duration::from_secs(332));
+        let mut cc = ClientConfig::new("https://api.openai.com/v1", None);
+        assert!(!cc.local_inference);
+        cc.request_timeout = Duration::from_secs(60);
+        let c = ChatClient::new(cc).expect("client");
+        assert_eq!(c.timeout_for(Some(6_000)), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn context_overflows_are_recognised_as_each_provider_phrases_them() {
+        for body in [
+            r#"{"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}"#,
+            r#"{"object": "error", "message": "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", "type": "BadRequestError", "code": 400}"#,
+            r#"{"object": "error", "message": "The decoder prompt (length 5000) is longer than the maximum model length of 4096.", "type": "BadRequestError"}"#,
+            r#"{"error": {"code": 400, "message": "request (935 tokens) exceeds the available context size (512 tokens), try increasing it", "type": "exceed_context_size_error"}}"#,
+            r#"{"error": {"message": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8193. Given: 9000 `inputs` tokens and 512 `max_new_tokens`", "type": "invalid_request_error"}}"#,
+            r#"{"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        ] {
+            assert!(is_context_overflow(body), "{body}");
+        }
+        for body in [
+            r#"{"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}"#,
+            r#"{"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}}"#,
+            r#"{"error": {"message": "Invalid schema for function 'fetch_page'"}}"#,
+        ] {
+            assert!(!is_context_overflow(body), "{body}");
+        }
     }
 
     #[test]

@@ -20,26 +20,35 @@ pub struct ProviderInfo {
     pub name: &'static str,
     /// Base URL; requests go to `{base_url}/chat/completions`.
     pub base_url: &'static str,
-    /// Environment variable that holds the key.
-    pub key_env: &'static str,
+    /// Environment variable that holds the key (`None`: the server takes no key).
+    pub key_env: Option<&'static str>,
 }
+
+/// Where `--model local:NAME` looks without `--base-url`: the server `scripts/local-llm/start.sh`
+/// starts (llama.cpp's `llama-server`, port `LOCAL_LLM_PORT`, default 8081).
+pub const LOCAL_BASE_URL: &str = "http://127.0.0.1:8081/v1";
 
 /// The known providers. Any other provider name needs `--base-url`.
 pub const PROVIDERS: &[ProviderInfo] = &[
     ProviderInfo {
         name: "openai",
         base_url: "https://api.openai.com/v1",
-        key_env: "OPENAI_API_KEY",
+        key_env: Some("OPENAI_API_KEY"),
     },
     ProviderInfo {
         name: "anthropic",
         base_url: "https://api.anthropic.com/v1",
-        key_env: "ANTHROPIC_API_KEY",
+        key_env: Some("ANTHROPIC_API_KEY"),
     },
     ProviderInfo {
         name: "together",
         base_url: "https://api.together.xyz/v1",
-        key_env: "TOGETHER_API_KEY",
+        key_env: Some("TOGETHER_API_KEY"),
+    },
+    ProviderInfo {
+        name: "local",
+        base_url: LOCAL_BASE_URL,
+        key_env: None,
     },
 ];
 
@@ -79,9 +88,19 @@ pub struct Quirks {
     pub temperature_zero: bool,
     /// The model accepts `stop` (used by the text protocol to end at `</tool_call>`).
     pub stop: bool,
-    /// Reasoning-class: the larger default output budget.
+    /// Reasoning-class: the larger default output budget, and room to think before the short
+    /// L0/L1 answers ([`Quirks::answer_cap`]).
     pub reasoning_class: bool,
 }
+
+/// Output-token caps of the one-question levels: an L0 answer is a small JSON object, an L1
+/// answer one word. Asking for the whole episode budget let a rambling model spend minutes per
+/// question (local-llm.md defect 3). Reasoning models spend completion tokens on thought first.
+pub const SLOTS_ANSWER_CAP: u64 = 512;
+/// See [`SLOTS_ANSWER_CAP`].
+pub const FAULT_ANSWER_CAP: u64 = 64;
+/// The caps of reasoning-class models.
+pub const REASONING_ANSWER_CAP: u64 = 4_096;
 
 impl Quirks {
     /// The quirks of a model nobody has reported a problem with.
@@ -99,6 +118,16 @@ impl Quirks {
         stop: false,
         reasoning_class: true,
     };
+
+    /// The output limit of an L0 (`slots`) or L1 question, before the episode's remaining
+    /// budget bounds it.
+    pub fn answer_cap(&self, slots: bool) -> u64 {
+        match (self.reasoning_class, slots) {
+            (true, _) => REASONING_ANSWER_CAP,
+            (false, true) => SLOTS_ANSWER_CAP,
+            (false, false) => FAULT_ANSWER_CAP,
+        }
+    }
 
     /// The default per-episode output budget these quirks imply.
     pub fn default_budget(&self) -> u64 {
@@ -216,7 +245,8 @@ pub enum ConfigError {
     BadModel(String),
     /// An unknown provider without a base URL.
     #[error(
-        "unknown provider `{0}` (known: openai, anthropic, together); give --base-url URL for any other OpenAI-compatible server"
+        "unknown provider `{0}` (known: openai, anthropic, together, local = {url}); give --base-url URL for any other OpenAI-compatible server",
+        url = LOCAL_BASE_URL
     )]
     UnknownProvider(String),
     /// The base URL is not http(s).
@@ -262,6 +292,14 @@ pub struct ModelOverrides {
     pub step_limit: Option<u32>,
     /// `--text-protocol`.
     pub text_protocol: bool,
+    /// `--tool-choice`: sent as `tool_choice` with the tools (llama-cpp-python's server drops
+    /// the tools without it; vLLM rejects `auto` unless started with
+    /// `--enable-auto-tool-choice`, so it is not sent by default).
+    pub tool_choice: Option<String>,
+    /// `--lenient-tool-calls`: also execute a call written in the wrong envelope (bare or
+    /// fenced JSON naming an offered tool, another tag than `<tool_call>`). Off by default:
+    /// it changes what is measured, so the manifest records it.
+    pub lenient_calls: bool,
 }
 
 /// Everything needed to ask one model, key excluded: this is what the run manifest records.
@@ -285,6 +323,17 @@ pub struct ModelConfig {
     pub step_limit: u32,
     /// Native tool calls or the text protocol.
     pub tool_protocol: ToolProtocol,
+    /// `tool_choice` sent with the tools, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
+    /// Calls in the wrong envelope are executed (true) or counted as malformed and end the
+    /// episode (false, the default).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lenient_calls: bool,
+    /// What the preflight learnt about the server and the model file (llama.cpp: build, model
+    /// file SHA-256, context size), recorded in the manifest beside the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::llm::client::ServerInfo>,
 }
 
 impl ModelConfig {
@@ -322,6 +371,9 @@ impl ModelConfig {
             } else {
                 ToolProtocol::Native
             },
+            tool_choice: overrides.tool_choice.clone(),
+            lenient_calls: overrides.lenient_calls,
+            server: None,
         })
     }
 
@@ -341,7 +393,8 @@ impl ModelConfig {
         let key_env = overrides.api_key_env.clone().or_else(|| {
             known
                 .filter(|_| overrides.base_url.is_none())
-                .map(|p| p.key_env.to_string())
+                .and_then(|p| p.key_env)
+                .map(str::to_string)
         });
         let mut config = ModelConfig::new(id, &base_url, overrides)?;
         config.api_key_env = key_env.clone();
@@ -409,9 +462,14 @@ mod tests {
     #[test]
     fn resolution_uses_the_table_or_the_base_url() {
         let o = ModelOverrides::default();
-        let err = ModelConfig::resolve(&ModelId::parse("local:qwen").expect("id"), &o)
+        let err = ModelConfig::resolve(&ModelId::parse("vllm:qwen").expect("id"), &o)
             .expect_err("no base url");
-        assert_eq!(err, ConfigError::UnknownProvider("local".into()));
+        assert_eq!(err, ConfigError::UnknownProvider("vllm".into()));
+        // `local` is the server scripts/local-llm/start.sh starts: no flag, no key.
+        let (c, key) = ModelConfig::resolve(&ModelId::parse("local:smollm2").expect("id"), &o)
+            .expect("local needs neither --base-url nor a key");
+        assert!(key.is_none() && c.api_key_env.is_none());
+        assert_eq!(c.base_url, LOCAL_BASE_URL);
         let o = ModelOverrides {
             base_url: Some("http://127.0.0.1:8081/v1/".into()),
             ..ModelOverrides::default()

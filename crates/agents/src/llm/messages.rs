@@ -99,13 +99,23 @@ fn count(v: Option<&Value>) -> Option<u64> {
     }
 }
 
+/// The largest token count one response may claim (2^40, about a trillion): anything above is
+/// a provider bug (a value near `u64::MAX` has been seen in the wild), not a measurement, and is
+/// treated as not reported.
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 1 << 40;
+
 /// Reads a usage object (`prompt_tokens`/`completion_tokens`, or `input_tokens`/`output_tokens`).
-/// `None` when the provider reported no completion count.
+/// `None` when the provider reported no plausible completion count (the caller then
+/// estimates); an implausible prompt count reads as 0.
 pub fn parse_usage(usage: Option<&Value>) -> Option<Usage> {
     let u = usage?.as_object()?;
-    let completion = count(u.get("completion_tokens")).or_else(|| count(u.get("output_tokens")))?;
+    let plausible = |n: u64| (n <= MAX_PLAUSIBLE_TOKENS).then_some(n);
+    let completion = count(u.get("completion_tokens"))
+        .or_else(|| count(u.get("output_tokens")))
+        .and_then(plausible)?;
     let prompt = count(u.get("prompt_tokens"))
         .or_else(|| count(u.get("input_tokens")))
+        .and_then(plausible)
         .unwrap_or(0);
     Some(Usage {
         prompt_tokens: prompt,
@@ -144,6 +154,65 @@ pub fn message(role: &str, content: &str) -> Value {
 /// Opening braces tried by [`first_json_object`] before it gives up (bounds the work on long,
 /// brace-heavy replies that hold no object).
 pub const MAX_OBJECT_STARTS: usize = 256;
+
+/// Tool calls written in text rather than in the protocol's envelope: every JSON object in the
+/// text (bounded by [`MAX_OBJECT_STARTS`]) that names one of `tools` under `name`, `tool` or
+/// `function` (a string, or an object with a `name`), possibly wrapped as `{"tool_call": {…}}`
+/// (llama.cpp's generic format), with its arguments under `arguments`, `parameters`, `args` or
+/// `input`. Qwen models served without a tool template write `{"name": "fetch_page",
+/// "arguments": {…}}` as plain content (local-llm.md defect 5).
+pub fn calls_in_text(text: &str, tools: &[&str]) -> Vec<(String, Value)> {
+    let mut calls = Vec::new();
+    let mut from = 0;
+    for _ in 0..MAX_OBJECT_STARTS {
+        let Some(i) = text[from..].find('{').map(|i| i + from) else {
+            break;
+        };
+        let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(Value::Object(m))) => {
+                if let Some(call) = named_call(&m, tools, 0) {
+                    calls.push(call);
+                }
+                from = i + stream.byte_offset();
+            }
+            _ => from = i + 1,
+        }
+    }
+    calls
+}
+
+fn named_call(m: &Map<String, Value>, tools: &[&str], depth: u8) -> Option<(String, Value)> {
+    if depth > 2 {
+        return None;
+    }
+    for wrapper in ["tool_call", "function_call", "call"] {
+        if let Some(Value::Object(inner)) = m.get(wrapper)
+            && let Some(c) = named_call(inner, tools, depth + 1)
+        {
+            return Some(c);
+        }
+    }
+    let name = ["name", "tool", "function", "tool_name"]
+        .iter()
+        .find_map(|k| match m.get(*k)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(f) => f.get("name").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        })?;
+    if !tools.contains(&name.as_str()) {
+        return None;
+    }
+    let args = ["arguments", "parameters", "args", "input"]
+        .iter()
+        .find_map(|k| m.get(*k))
+        .or_else(|| {
+            ["function"]
+                .iter()
+                .find_map(|k| m.get(*k)?.get("arguments"))
+        });
+    Some((name, parse_arguments(args)))
+}
 
 /// The first JSON object in free text (code fences and prose around it tolerated).
 pub fn first_json_object(text: &str) -> Option<Map<String, Value>> {
@@ -223,6 +292,40 @@ mod tests {
             parse_arguments(Some(&json!("{\"page\":2}"))),
             json!({"page": 2})
         );
+    }
+
+    #[test]
+    fn absurd_usage_is_rejected_not_summed() {
+        // A provider sending u64::MAX must not overflow an episode's sums.
+        let u = json!({"prompt_tokens": u64::MAX, "completion_tokens": 5});
+        assert_eq!(
+            parse_usage(Some(&u)),
+            Some(Usage {
+                prompt_tokens: 0,
+                completion_tokens: 5
+            })
+        );
+        let u = json!({"prompt_tokens": 3, "completion_tokens": u64::MAX - 1});
+        assert_eq!(parse_usage(Some(&u)), None);
+        let u = json!({"prompt_tokens": 3, "completion_tokens": 1e300});
+        assert_eq!(parse_usage(Some(&u)), None);
+    }
+
+    #[test]
+    fn calls_in_the_wrong_envelope_are_found_only_for_offered_tools() {
+        let tools = ["get_task_info", "fetch_page"];
+        let text = "I will call it:\n```json\n{\"name\": \"fetch_page\", \"arguments\": {\"page\": 1}}\n```\nthen {\"tool_call\": {\"name\": \"get_task_info\", \"arguments\": {}}} and {\"name\": \"rm_rf\"}";
+        assert_eq!(
+            calls_in_text(text, &tools),
+            vec![
+                ("fetch_page".to_string(), json!({"page": 1})),
+                ("get_task_info".to_string(), json!({})),
+            ]
+        );
+        assert!(calls_in_text("{\"page\": 1} no names here", &tools).is_empty());
+        // Nested objects inside a found call are not read again as calls of their own.
+        let nested = "{\"name\": \"fetch_page\", \"arguments\": {\"name\": \"get_task_info\"}}";
+        assert_eq!(calls_in_text(nested, &tools).len(), 1);
     }
 
     #[test]

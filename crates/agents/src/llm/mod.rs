@@ -20,7 +20,7 @@ pub mod prompts;
 pub mod secret;
 pub mod text_protocol;
 
-pub use client::{ChatClient, ClientConfig, ClientError, RateLimiter, RetryPolicy};
+pub use client::{ChatClient, ClientConfig, ClientError, RateLimiter, RetryPolicy, ServerInfo};
 pub use config::{ModelConfig, ModelId, ModelOverrides, Quirks, ToolProtocol};
-pub use policy::{AgentError, AgentOptions, LlmAgent, LlmPolicy, build_agents};
+pub use policy::{AgentError, AgentOptions, LlmAgent, LlmPolicy, build_agents, preflight_agents};
 pub use secret::ApiKey;

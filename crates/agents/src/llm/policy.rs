@@ -13,10 +13,12 @@ use benchaudit_comtrade::{SubmissionProtocol, TaskInfo, TaskSpec};
 use serde_json::{Map, Value, json};
 
 use crate::level::Level;
+use crate::llm::client::ServerInfo;
 use crate::llm::client::{ChatClient, ClientConfig, ClientError, RateLimiter, RetryPolicy};
 use crate::llm::config::{ConfigError, ModelConfig, ModelId, ModelOverrides, ToolProtocol};
 use crate::llm::messages::{
-    ChatResponse, ResponseMessage, arguments_text, message, parse_arguments, parse_usage,
+    ChatResponse, ResponseMessage, arguments_text, calls_in_text, message, parse_arguments,
+    parse_usage,
 };
 use crate::llm::prompts::{self, ToolSpec};
 use crate::llm::secret::scrub_json;
@@ -58,6 +60,19 @@ impl LlmAgent {
         &self.client
     }
 
+    /// Looks at the server once before a run ([`ChatClient::preflight`]) and records what it
+    /// learnt in this agent's configuration, which the run manifest stores. An unreachable,
+    /// refusing or misconfigured endpoint is an error here, in one line naming the model.
+    pub fn preflight(&mut self) -> Result<&ServerInfo, AgentError> {
+        let info = self.client.preflight().map_err(|e| AgentError::Preflight {
+            model: self.config.name.clone(),
+            endpoint: self.client.endpoint().to_string(),
+            error: e,
+        })?;
+        let config = Arc::make_mut(&mut self.config);
+        Ok(config.server.insert(info))
+    }
+
     /// A fresh policy for one episode.
     pub fn policy(&self) -> LlmPolicy {
         LlmPolicy::new(Arc::clone(&self.config), Arc::clone(&self.client))
@@ -97,6 +112,31 @@ pub enum AgentError {
     /// The HTTP client could not be built.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The preflight request failed: nothing has run.
+    #[error("{model} at {endpoint}: {error}")]
+    Preflight {
+        /// `provider:model`.
+        model: String,
+        /// Where the requests would go.
+        endpoint: String,
+        /// What the server answered, or why it could not be reached.
+        error: ClientError,
+    },
+}
+
+/// Preflights every agent ([`LlmAgent::preflight`]), one request set per endpoint: agents that
+/// share a client share what it learnt.
+pub fn preflight_agents(agents: &mut [LlmAgent]) -> Result<(), AgentError> {
+    let mut seen: Vec<(Arc<ChatClient>, ServerInfo)> = Vec::new();
+    for agent in agents.iter_mut() {
+        if let Some((_, info)) = seen.iter().find(|(c, _)| Arc::ptr_eq(c, &agent.client)) {
+            Arc::make_mut(&mut agent.config).server = Some(info.clone());
+            continue;
+        }
+        let info = agent.preflight()?.clone();
+        seen.push((Arc::clone(&agent.client), info));
+    }
+    Ok(())
 }
 
 /// Builds the agents of `--model A,B,…`. Models on the same endpoint with the same key share one
@@ -236,7 +276,8 @@ impl LlmPolicy {
         err
     }
 
-    /// One request: the budget left becomes the output limit; quirks decide the fields.
+    /// One request: the budget left (capped for the one-word and one-object questions of L0
+    /// and L1) becomes the output limit; quirks decide the fields.
     fn ask(
         &mut self,
         kind: Kind,
@@ -248,10 +289,15 @@ impl LlmPolicy {
             return Err(self.fail(PolicyError::TokenBudget));
         }
         let q = self.config.quirks;
+        let limit = match kind {
+            Kind::Slots => remaining.min(q.answer_cap(true)),
+            Kind::Fault => remaining.min(q.answer_cap(false)),
+            Kind::Turn => remaining,
+        };
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
         body.insert("messages".into(), Value::Array(messages.to_vec()));
-        body.insert(q.token_param.field().into(), json!(remaining));
+        body.insert(q.token_param.field().into(), json!(limit));
         if q.temperature_zero {
             body.insert("temperature".into(), json!(0));
         }
@@ -260,6 +306,9 @@ impl LlmPolicy {
                 "tools".into(),
                 Value::Array(self.tools.iter().map(ToolSpec::to_openai).collect()),
             );
+            if let Some(choice) = &self.config.tool_choice {
+                body.insert("tool_choice".into(), json!(choice));
+            }
         }
         if with_tools && self.text_mode() && q.stop {
             body.insert("stop".into(), json!([text_protocol::CLOSE]));
@@ -285,7 +334,19 @@ impl LlmPolicy {
                 }
                 log["error"] = json!(e.to_string());
                 self.requests.push(log);
-                return Err(self.fail(PolicyError::Infra(format!("{}: {e}", self.config.name))));
+                let name = &self.config.name;
+                let err = match &e {
+                    ClientError::ContextOverflow { .. } => {
+                        PolicyError::ContextOverflow(format!("{name}: {e}"))
+                    }
+                    ClientError::Rejected { .. } | ClientError::Setup(_) => {
+                        PolicyError::Fatal(format!("{name}: {e}"))
+                    }
+                    ClientError::Exhausted { .. } | ClientError::Unreachable(_) => {
+                        PolicyError::Infra(format!("{name}: {e}"))
+                    }
+                };
+                return Err(self.fail(err));
             }
         };
         self.provider_faults += completion.faults.len();
@@ -309,15 +370,48 @@ impl LlmPolicy {
             Some(u) => (u.prompt_tokens, u.completion_tokens, false),
             None => (0, estimate_tokens(&choice.message), true),
         };
-        self.usage.prompt_tokens += prompt;
-        self.usage.completion_tokens += completion_tokens;
-        self.usage.requests += 1;
+        self.usage.prompt_tokens = self.usage.prompt_tokens.saturating_add(prompt);
+        self.usage.completion_tokens = self
+            .usage
+            .completion_tokens
+            .saturating_add(completion_tokens);
+        self.usage.requests = self.usage.requests.saturating_add(1);
         self.usage_estimated |= estimated;
         log["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": completion_tokens, "estimated": estimated,
             "episode_completion_tokens": self.usage.completion_tokens});
         log["finish_reason"] = json!(choice.finish_reason);
+        let overflow = (!estimated && choice.finish_reason.as_deref() == Some("length"))
+            .then(|| self.context_ran_out(prompt, completion_tokens, limit))
+            .flatten();
+        if let Some(why) = overflow {
+            log["context_overflow"] = json!(why);
+            self.requests.push(log);
+            return Err(self.fail(PolicyError::ContextOverflow(format!(
+                "{}: {why}",
+                self.config.name
+            ))));
+        }
         self.requests.push(log);
         Ok((choice.message, choice.finish_reason))
+    }
+
+    /// Whether a reply that ended with `finish_reason: "length"` was cut by the context window
+    /// rather than by the output limit: llama.cpp's server answers 200 and "length" when the
+    /// conversation fills the context mid-generation (local-llm.md defect 2). With the
+    /// server's context size known (preflight), the reply filled it; otherwise the reply
+    /// stopped short of the limit the request set.
+    fn context_ran_out(&self, prompt: u64, completion: u64, limit: u64) -> Option<String> {
+        let n_ctx = self.config.server.as_ref().and_then(|s| s.n_ctx);
+        let full = match n_ctx {
+            Some(n) => prompt.saturating_add(completion) >= n,
+            None => completion < limit,
+        };
+        full.then(|| {
+            format!(
+                "the reply stopped after {completion} of {limit} output tokens with finish_reason \"length\": the context window{} is full ({prompt} prompt tokens)",
+                n_ctx.map(|n| format!(" of {n} tokens")).unwrap_or_default()
+            )
+        })
     }
 
     /// Appends the results of steps the scaffold executed since the last turn.
@@ -401,33 +495,32 @@ impl Policy for LlmPolicy {
         ];
     }
 
-    fn fill_slots(&mut self, info: &TaskInfo) -> Result<Slots, PolicyError> {
+    fn fill_slots(&mut self, info: &TaskInfo) -> Result<Option<Slots>, PolicyError> {
         let messages = prompts::slots_prompt(info);
         let (reply, _) = self.ask(Kind::Slots, &messages, false)?;
         let slots = prompts::parse_slots(&reply.text());
         if slots.is_none() {
-            // The harness falls back to the task's values for every empty slot anyway.
             self.malformed_answers += 1;
         }
         if let Some(last) = self.requests.last_mut() {
             last["parsed"] = json!(slots);
         }
-        Ok(slots.unwrap_or_default())
+        // Unreadable: the harness counts it and falls back to the task's values.
+        Ok(slots)
     }
 
-    fn on_fault(&mut self, fault: &FaultContext) -> Result<FaultDecision, PolicyError> {
+    fn on_fault(&mut self, fault: &FaultContext) -> Result<Option<FaultDecision>, PolicyError> {
         let messages = prompts::fault_prompt(fault);
         let (reply, _) = self.ask(Kind::Fault, &messages, false)?;
         let decision = prompts::parse_decision(&reply.text());
         if let Some(last) = self.requests.last_mut() {
             last["parsed"] = json!(decision);
         }
-        // An unreadable answer is counted as malformed and treated as retry: the harness's own
-        // default at L0, and the answer that loses no records when the model meant nothing.
-        Ok(decision.unwrap_or_else(|| {
+        if decision.is_none() {
             self.malformed_answers += 1;
-            FaultDecision::Retry
-        }))
+        }
+        // Unreadable: the harness counts it and imputes a decision that is not the model's.
+        Ok(decision)
     }
 
     fn next_action(&mut self, history: &[Step]) -> Result<Action, PolicyError> {
@@ -444,7 +537,7 @@ impl Policy for LlmPolicy {
         let (reply, finish) = self.ask(Kind::Turn, &messages, true)?;
         let text = reply.text();
         let turn = self.issued.len() + self.queue.len();
-        let calls: Vec<Issued> = if self.text_mode() {
+        let mut calls: Vec<Issued> = if self.text_mode() {
             text_protocol::parse_calls(&text)
                 .into_iter()
                 .enumerate()
@@ -472,8 +565,60 @@ impl Policy for LlmPolicy {
                 })
                 .collect()
         };
+        // A call in the wrong envelope: bare or fenced JSON naming an offered tool (native), or
+        // another tag than <tool_call> (text). Counted as malformed unless the lenient reading
+        // is on, which executes it (recorded in the manifest: it changes what is measured).
+        let mut recovered = false;
+        if calls.is_empty() {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name).collect();
+            let found = calls_in_text(&text, &names);
+            if !found.is_empty() && !self.config.lenient_calls {
+                self.conversation.push(message("assistant", &text));
+                let why = format!(
+                    "the reply holds {} call(s) of {} outside the {} envelope",
+                    found.len(),
+                    found
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if self.text_mode() {
+                        "<tool_call>"
+                    } else {
+                        "native tool-call"
+                    }
+                );
+                self.end = Some(why.clone());
+                if let Some(last) = self.requests.last_mut() {
+                    last["unreadable_calls"] = json!(found.len());
+                }
+                return Ok(Action::Unreadable { reason: why });
+            }
+            recovered = !found.is_empty();
+            calls = found
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, arguments))| Issued {
+                    id: format!("lenient_call_{}", turn + i),
+                    call: ToolCall { name, arguments },
+                })
+                .collect();
+            if recovered && let Some(last) = self.requests.last_mut() {
+                last["lenient_calls"] = json!(calls.len());
+            }
+        }
         // The assistant turn as the model will see it next time.
-        if self.text_mode() {
+        if recovered && !self.text_mode() {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function", "function": {
+                        "name": c.call.name, "arguments": c.call.arguments.to_string()}})
+                })
+                .collect();
+            self.conversation
+                .push(json!({"role": "assistant", "content": text, "tool_calls": tool_calls}));
+        } else if self.text_mode() {
             let mut content = text.clone();
             if content.rfind(text_protocol::OPEN) > content.rfind(text_protocol::CLOSE) {
                 content.push_str(text_protocol::CLOSE); // generation stopped at the stop sequence

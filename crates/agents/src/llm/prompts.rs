@@ -192,7 +192,9 @@ pub fn parse_slots(answer: &str) -> Option<Slots> {
 
 /// Reads an L1 answer leniently: the bare word (any case, quotes and punctuation ignored),
 /// `{"decision": …}`, or prose naming exactly one of the two words. `None` when it is
-/// unreadable or names both.
+/// unreadable or names both. Words are runs of letters, digits and `_`, and JSON objects in
+/// the answer are not prose: an echoed fault report (`"retry_after_s": 1`) is no "retry"
+/// (local-llm.md defect 1).
 pub fn parse_decision(answer: &str) -> Option<FaultDecision> {
     let word = |w: &str| match w {
         "retry" => Some(FaultDecision::Retry),
@@ -215,13 +217,43 @@ pub fn parse_decision(answer: &str) -> Option<FaultDecision> {
     {
         return Some(d);
     }
-    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    let prose = without_json_objects(&lower);
+    let words: Vec<&str> = prose
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
     let has = |w: &str| words.contains(&w);
     match (has("retry"), has("skip")) {
         (true, false) => Some(FaultDecision::Retry),
         (false, true) => Some(FaultDecision::Skip),
         _ => None,
     }
+}
+
+/// The text with every JSON object in it cut out (bounded like [`first_json_object`]).
+fn without_json_objects(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    let mut starts = 0;
+    while let Some(i) = text[from..].find('{').map(|i| i + from) {
+        starts += 1;
+        if starts > crate::llm::messages::MAX_OBJECT_STARTS {
+            break;
+        }
+        let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        out.push_str(&text[from..i]);
+        match stream.next() {
+            Some(Ok(Value::Object(_))) => {
+                out.push(' ');
+                from = i + stream.byte_offset();
+            }
+            _ => {
+                out.push('{');
+                from = i + 1;
+            }
+        }
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 #[cfg(test)]
@@ -298,6 +330,11 @@ mod tests {
             ("wait", None),
             ("", None),
             ("retrying", None),
+            // An echoed fault report is not a decision: `retry_after_s` is one word, and the
+            // JSON object is not prose.
+            ("{\"page\": 2, \"retry_after_s\": 1, \"status\": 429}", None),
+            ("The fault: retry_after_s = 1.", None),
+            ("Report {\"error\": \"retry later\"} so I skip", Some(Skip)),
         ] {
             assert_eq!(parse_decision(answer), want, "{answer:?}");
         }

