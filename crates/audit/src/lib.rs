@@ -5,6 +5,7 @@
 //! four hooks ([`Target`]), including external commands ([`external`]).
 #![deny(missing_docs)]
 
+pub mod calls;
 pub mod card;
 pub mod comtrade_target;
 pub mod external;
