@@ -205,11 +205,14 @@ impl ExternalTarget {
         {
             return Err(format!("{}: [calls] names no categories", path.display()));
         }
-        // `target.toml` has the parent "": the hooks run in the current folder.
+        // `target.toml` has the parent "": the hooks run in the current folder. Absolute, so
+        // a relative program is not resolved twice (against the folder, then from inside it).
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        let dir = std::path::absolute(&dir)
+            .map_err(|e| format!("{}: cannot resolve its folder: {e}", path.display()))?;
         Ok(ExternalTarget { manifest, dir })
     }
 

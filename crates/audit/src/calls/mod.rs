@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::card::{Card, Cell, Status};
 use crate::external::HookFailure;
 use forge::{Forgery, Quality};
-use verdict::{CategoryResult, GROUPS};
+use verdict::{CategoryResult, GROUPS, GroupResult};
 
 /// How a category is scored, by BFCL's own category predicates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,6 +222,8 @@ pub struct CallsAudit {
     pub table: Vec<TableRow>,
     /// Per category.
     pub categories: Vec<CategoryResult>,
+    /// Per group (AST track, relevance detection), with their totals.
+    pub groups: Vec<GroupResult>,
     /// Replay.
     pub replay: ReplayResult,
     /// One card per category, then one per group (AST track, relevance detection).
@@ -237,10 +239,10 @@ pub const SAMPLE_RULE: &str = "per category, the entries with the smallest SHA-2
 
 fn failure_text(stage: &str, f: &HookFailure) -> String {
     if f.stderr_tail.trim().is_empty() {
-        format!("not probed: the {stage} hook failed: {}", f.cause)
+        format!("the {stage} hook failed: {}", f.cause)
     } else {
         format!(
-            "not probed: the {stage} hook failed: {}; its stderr ends: {}",
+            "the {stage} hook failed: {}; its stderr ends: {}",
             f.cause,
             f.stderr_tail.trim()
         )
@@ -258,6 +260,7 @@ pub fn audit(target: &str, checker: &dyn CallChecker, config: &CallsConfig) -> C
         sample_rule: SAMPLE_RULE,
         table: table(),
         categories: Vec::new(),
+        groups: Vec::new(),
         replay: ReplayResult {
             items: 0,
             mismatches: 0,
@@ -331,7 +334,7 @@ pub fn audit(target: &str, checker: &dyn CallChecker, config: &CallsConfig) -> C
                     r
                 })
                 .collect();
-            out.cards = cards(target, &out.categories, &out.replay.cell);
+            (out.groups, out.cards) = cards(target, &out.categories, &out.replay.cell);
             out.failures = failures;
             return out;
         }
@@ -400,7 +403,7 @@ pub fn audit(target: &str, checker: &dyn CallChecker, config: &CallsConfig) -> C
             verdict::category(n, *k, *total, *probed, &mine)
         })
         .collect();
-    out.cards = cards(target, &out.categories, &out.replay.cell);
+    (out.groups, out.cards) = cards(target, &out.categories, &out.replay.cell);
     out.items = records;
     out.failures = failures;
     out
@@ -417,12 +420,17 @@ fn same_length(v: Vec<CheckVerdict>, n: usize) -> Result<Vec<CheckVerdict>, Hook
     }
 }
 
-/// Per-category cards, then the group cards.
-fn cards(target: &str, categories: &[CategoryResult], replay: &Cell) -> Vec<Card> {
+/// The groups, and the cards: per category, then per group.
+fn cards(
+    target: &str,
+    categories: &[CategoryResult],
+    replay: &Cell,
+) -> (Vec<GroupResult>, Vec<Card>) {
     let mut out: Vec<Card> = categories
         .iter()
         .map(|c| verdict::card(c.name.clone(), c.criterion.clone(), replay.clone()))
         .collect();
+    let mut groups = Vec::new();
     for (g, name) in GROUPS.iter().enumerate() {
         let members: Vec<&CategoryResult> = categories
             .iter()
@@ -431,13 +439,15 @@ fn cards(target: &str, categories: &[CategoryResult], replay: &Cell) -> Vec<Card
         if members.is_empty() {
             continue;
         }
+        let result = verdict::group(name, &members);
         out.push(verdict::card(
             format!("{target}: {name}"),
-            verdict::group_criterion(&members),
+            result.criterion.clone(),
             replay.clone(),
         ));
+        groups.push(result);
     }
-    out
+    (groups, out)
 }
 
 impl CallsAudit {

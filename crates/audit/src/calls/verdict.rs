@@ -90,6 +90,8 @@ pub struct Cells {
     pub inversions: usize,
     /// The checker raised on the forgery while the anchor passed.
     pub unscored: usize,
+    /// compared − separated.
+    pub not_separated: usize,
 }
 
 /// A cell that is not separated, or an equivalent the checker rejected.
@@ -211,6 +213,7 @@ pub fn category(
             rejected: rejected.len() - rej_before,
         });
     }
+    cells.not_separated = cells.compared - cells.separated;
     let criterion = criterion_cell(&rates, &cells, &deviations);
     CategoryResult {
         name: name.into(),
@@ -306,7 +309,7 @@ fn criterion_cell(rates: &[ForgeryRate], cells: &Cells, deviations: &[Deviation]
         status: Status::Fail,
         evidence: format!(
             "{} of {} cells not separated ({} ties with both passing, {} ties with both failing, {} inversions, {} unscored): {}. {anchor_text}; lower-quality {}.{equal_note}",
-            cells.compared - cells.separated,
+            cells.not_separated,
             cells.compared,
             cells.ties_pass,
             cells.ties_fail,
@@ -325,24 +328,46 @@ pub fn ownership_cell() -> Cell {
     )
 }
 
-/// A group's criterion: pass iff every probed category in it passes.
-pub fn group_criterion(categories: &[&CategoryResult]) -> Cell {
+/// A group of categories (the AST track; relevance detection) and its totals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupResult {
+    /// Group name.
+    pub name: String,
+    /// Its probed categories.
+    pub categories: Vec<String>,
+    /// Cells over them.
+    pub compared: usize,
+    /// Separated cells.
+    pub separated: usize,
+    /// compared − separated.
+    pub not_separated: usize,
+    /// Categories whose criterion fails.
+    pub failing: Vec<String>,
+    /// The group's criterion: pass iff every probed category passes.
+    pub criterion: Cell,
+}
+
+/// A group's totals and criterion over its categories.
+pub fn group(name: &str, categories: &[&CategoryResult]) -> GroupResult {
     let probed: Vec<&&CategoryResult> = categories
         .iter()
         .filter(|c| c.criterion.status != Status::NotProbed)
         .collect();
-    if probed.is_empty() {
-        return Cell::not_probed("no category of this group was probed");
-    }
-    let failing: Vec<&str> = probed
+    let names: Vec<String> = probed.iter().map(|c| c.name.clone()).collect();
+    let failing: Vec<String> = probed
         .iter()
         .filter(|c| c.criterion.status == Status::Fail)
-        .map(|c| c.name.as_str())
+        .map(|c| c.name.clone())
         .collect();
     let compared: usize = probed.iter().map(|c| c.cells.compared).sum();
     let separated: usize = probed.iter().map(|c| c.cells.separated).sum();
-    let names: Vec<&str> = probed.iter().map(|c| c.name.as_str()).collect();
-    if failing.is_empty() {
+    let criterion = if probed.is_empty() {
+        match categories.first() {
+            // Every category unprobed for the same cause (a failing hook): say which.
+            Some(c) => c.criterion.clone(),
+            None => Cell::not_probed("no category of this group was probed"),
+        }
+    } else if failing.is_empty() {
         Cell {
             status: Status::Pass,
             evidence: format!(
@@ -361,6 +386,15 @@ pub fn group_criterion(categories: &[&CategoryResult]) -> Cell {
                 failing.join(", ")
             ),
         }
+    };
+    GroupResult {
+        name: name.into(),
+        categories: names,
+        compared,
+        separated,
+        not_separated: compared - separated,
+        failing,
+        criterion,
     }
 }
 
@@ -487,15 +521,16 @@ mod tests {
         let r = category("i", CategoryKind::Irrelevance, 1, 1, &items);
         assert_eq!(r.cells.compared, 1, "garbage is equal in irrelevance");
         assert_eq!(r.cells.ties_pass, 1);
-        let group = group_criterion(&[&r]);
-        assert_eq!(group.status, Status::Fail);
-        assert!(group.evidence.contains("failing: i"));
+        let g = group("g", &[&r]);
+        assert_eq!(g.criterion.status, Status::Fail);
+        assert!(g.criterion.evidence.contains("failing: i"));
+        assert_eq!((g.compared, g.not_separated), (1, 1));
     }
 
     #[test]
     fn nothing_comparable_is_not_probed() {
         let r = category("c", CategoryKind::Ast, 0, 0, &[]);
         assert_eq!(r.criterion.status, Status::NotProbed);
-        assert_eq!(group_criterion(&[&r]).status, Status::NotProbed);
+        assert_eq!(group("g", &[&r]).criterion.status, Status::NotProbed);
     }
 }
