@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use benchaudit_audit::external::ExternalTarget;
+use benchaudit_audit::calls;
+use benchaudit_audit::external::{ExternalTarget, ProbeFamily};
 use benchaudit_audit::pipeline::ComtradeAudit;
 use benchaudit_audit::probes::ProbeKind;
 use benchaudit_audit::{
@@ -37,9 +38,14 @@ pub struct AuditArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
-    /// External target manifests (TOML) to audit as well.
+    /// External target manifests (TOML) to audit as well; a bare name such as `bfcl` means
+    /// `targets/NAME/target.toml` in this folder or a parent.
     #[arg(long = "target")]
     pub targets: Vec<PathBuf>,
+    /// Entries per category for function-call targets (seeded sample); 0 = every entry.
+    /// Default: the manifest's `[calls] sample`.
+    #[arg(long)]
+    pub calls_sample: Option<usize>,
     /// Real models to add beside the rule players (2×2, ownership channels, reliability).
     #[command(flatten)]
     pub models: ModelArgs,
@@ -95,9 +101,28 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|t| json!({"target": benchaudit_audit::Target::name(t), "epsilon": benchaudit_audit::Target::resolution(t)}))
         .collect();
-    for path in &args.targets {
-        let target = ExternalTarget::load(path).map_err(UsageError)?;
+    let mut calls_audits = Vec::new();
+    for arg in &args.targets {
+        let path = resolve_target(arg)?;
+        let target = ExternalTarget::load(&path).map_err(UsageError)?;
         resolutions.push(json!({"target": benchaudit_audit::Target::name(&target), "epsilon": benchaudit_audit::Target::resolution(&target)}));
+        if target.probes() == ProbeFamily::Calls {
+            let config = target.calls_config(args.calls_sample).ok_or_else(|| {
+                UsageError(format!(
+                    "{}: probes = \"calls\" needs a [calls] table",
+                    path.display()
+                ))
+            })?;
+            let slug = path
+                .parent()
+                .and_then(|p| p.file_name())
+                .map_or("calls".into(), |n| n.to_string_lossy().to_lowercase());
+            calls_audits.push((
+                slug,
+                calls::audit(&benchaudit_audit::Target::name(&target), &target, &config),
+            ));
+            continue;
+        }
         external.push(
             audit_external(&target, 0)
                 .map_err(|e| anyhow::anyhow!("auditing {}: {e}", path.display()))?,
@@ -105,6 +130,9 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     }
     let mut cards: Vec<Card> = audit.cards.clone();
     cards.extend(external.iter().map(|e| e.card.clone()));
+    for (_, c) in &calls_audits {
+        cards.extend(c.group_cards().iter().cloned());
+    }
     std::fs::create_dir_all(args.out.join("figures"))
         .with_context(|| format!("creating {}", args.out.display()))?;
 
@@ -115,9 +143,17 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         "judge_points_t2": judge_points(&audit),
         "resolutions": resolutions,
         "external": external,
+        "calls": calls_audits.iter().map(|(_, c)| c).collect::<Vec<_>>(),
         "cards": cards,
     });
-    let blocks = report_blocks(&audit, &cards, &args.out)?;
+    let mut blocks = report_blocks(&audit, &cards, &args.out)?;
+    for (slug, c) in &calls_audits {
+        blocks.extend(crate::commands::calls_card::blocks(
+            c,
+            &args.out.join("figures"),
+            slug,
+        )?);
+    }
     let md = markdown(&blocks);
     let page = html("BenchAudit validity card", &blocks);
     write_atomic(
@@ -180,6 +216,32 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A manifest path, or a bare target name (`bfcl`) looked up as `targets/NAME/target.toml` in
+/// the current folder and its parents.
+fn resolve_target(arg: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let bare = arg.components().count() == 1 && arg.extension().is_none();
+    if !bare || arg.exists() {
+        return Ok(arg.to_path_buf());
+    }
+    let rel = std::path::Path::new("targets")
+        .join(arg)
+        .join("target.toml");
+    let cwd = std::env::current_dir().context("reading the current folder")?;
+    for dir in cwd.ancestors() {
+        let candidate = dir.join(&rel);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(UsageError(format!(
+        "no target `{}`: {} is not in {} or a parent folder",
+        arg.display(),
+        rel.display(),
+        cwd.display()
+    ))
+    .into())
 }
 
 /// A table whose columns are left-aligned (cells mix words and numbers).

@@ -2,6 +2,7 @@
 
 pub mod ab;
 pub mod audit;
+pub mod calls_card;
 pub mod guard;
 pub mod mcp;
 pub mod prereg;
