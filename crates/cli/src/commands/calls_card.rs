@@ -6,7 +6,7 @@ use std::path::Path;
 
 use benchaudit_audit::calls::forge::Quality;
 use benchaudit_audit::calls::{CallsAudit, CategoryKind};
-use benchaudit_audit::{Card, Cell};
+use benchaudit_audit::{Card, Cell, Status};
 
 use crate::figures::{self, ProbeBarsData};
 use crate::report::doc::{Align, Block, FigureBlock};
@@ -29,6 +29,12 @@ fn against_paper(a: &CallsAudit) -> String {
         return String::new();
     };
     let claim = ast.licensed_claim.label();
+    if ast.criterion_sensitivity.status == Status::NotProbed {
+        return format!(
+            "The {} was not probed ({}), so it is not compared with the paper's verdict (specification compliance).",
+            ast.target, ast.criterion_sensitivity.evidence
+        );
+    }
     if claim == "specification compliance" {
         return format!(
             "The measured claim for the {} matches the paper's verdict (specification compliance).",
@@ -38,13 +44,13 @@ fn against_paper(a: &CallsAudit) -> String {
     let failing: Vec<String> = a
         .categories
         .iter()
-        .filter(|c| c.kind == CategoryKind::Ast && c.criterion.status.label() == "fail")
+        .filter(|c| c.kind == CategoryKind::Ast && c.criterion.status == Status::Fail)
         .map(|c| c.name.clone())
         .collect();
     let passing: Vec<String> = a
         .categories
         .iter()
-        .filter(|c| c.kind == CategoryKind::Ast && c.criterion.status.label() == "pass")
+        .filter(|c| c.kind == CategoryKind::Ast && c.criterion.status == Status::Pass)
         .map(|c| c.name.clone())
         .collect();
     format!(
