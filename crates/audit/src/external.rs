@@ -17,6 +17,29 @@
 //! * registry: `{}` → `{"tasks": [{"task_id": "t1", "seeds": [0]}]}`
 //! * truth: `{"task": "t1", "seed": 0}` → `{"records": [{…}, …]}`
 //! * score: `{"task": "t1", "seed": 0, "submission": {"records": […], "metadata": {…}, "run_log": "…"}}` → `{"score": 0.75}`
+//!
+//! A function-calling benchmark (`probes = "calls"`, e.g. `targets/bfcl/target.toml`) is probed
+//! by the [`crate::calls`] family through two **batch** hooks instead, one process per batch:
+//!
+//! ```toml
+//! probes = "calls"
+//! [calls]
+//! categories = ["simple_python", "irrelevance"]
+//! sample = 20                      # entries per category (seeded); 0 = every entry
+//! seed = 0
+//! timeout_secs = 300               # per batch hook process
+//! [hooks]
+//! entries = ["python3", "hook.py", "entries"]
+//! score_batch = ["python3", "hook.py", "score"]
+//! ```
+//!
+//! * entries: `{"categories": [...]}` → `{"checker": {…}, "categories": [{"name", "kind", "language", "entries": [{"id", "functions", "answer"}]}]}`
+//! * score_batch: `{"items": [{"category", "id", "output"}, …]}` → `{"results": [{"valid": true, "error_type": null}, …]}` (same order; at most [`BATCH_ITEMS`] items per process)
+//!
+//! A hook program given by a relative path with a `/` (`.venv/bin/python`) is found relative to
+//! the manifest's folder, and every hook runs in that folder. A hook that cannot start, exits
+//! non-zero, times out, answers too much or answers garbage is a [`HookFailure`] carrying the
+//! cause and the tail of its stderr.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -26,13 +49,70 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::calls::{CallChecker, CallsConfig, CheckVerdict, Entries, ScoreItem};
 use crate::target::{DeclaredOwnership, Forged, ScorerKind, Target, TargetTask};
 
 /// How long one hook call may take.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long one batch hook call may take unless the manifest says otherwise.
+pub const BATCH_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Largest answer a hook may print.
 pub const MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// How much of a hook's stderr is kept (its tail) for the card.
+pub const STDERR_TAIL_BYTES: usize = 2048;
+
+/// Most outputs one score_batch process is given.
+pub const BATCH_ITEMS: usize = 5000;
+
+/// Why a hook gave no answer: the cause and the end of what it wrote to stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookFailure {
+    /// What went wrong (cannot start, exit status, timeout, bad answer).
+    pub cause: String,
+    /// The last [`STDERR_TAIL_BYTES`] of the hook's stderr.
+    pub stderr_tail: String,
+}
+
+impl std::fmt::Display for HookFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.stderr_tail.trim().is_empty() {
+            write!(f, "{}", self.cause)
+        } else {
+            write!(f, "{}: {}", self.cause, self.stderr_tail.trim())
+        }
+    }
+}
+
+/// Which probe family a target is audited with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeFamily {
+    /// Record sets (hooks truth + score).
+    #[default]
+    Records,
+    /// Function calls (hooks entries + score_batch).
+    Calls,
+}
+
+/// The `[calls]` table: what the function-call family probes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallsManifest {
+    /// Categories to probe.
+    pub categories: Vec<String>,
+    /// Entries per category; 0 or absent = every entry.
+    #[serde(default)]
+    pub sample: Option<usize>,
+    /// Sample seed.
+    #[serde(default)]
+    pub seed: u64,
+    /// Seconds one batch hook process may take.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
 
 /// The manifest file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -46,6 +126,12 @@ pub struct Manifest {
     /// Scorer resolution ε.
     #[serde(default)]
     pub resolution: Option<f64>,
+    /// Which probe family (records by default).
+    #[serde(default)]
+    pub probes: ProbeFamily,
+    /// The function-call family's settings.
+    #[serde(default)]
+    pub calls: Option<CallsManifest>,
     /// Hook commands.
     #[serde(default)]
     pub hooks: Hooks,
@@ -63,6 +149,10 @@ pub struct Hooks {
     pub truth: Option<Vec<String>>,
     /// Hook 4.
     pub score: Option<Vec<String>>,
+    /// Function calls: the entries of categories (batch).
+    pub entries: Option<Vec<String>>,
+    /// Function calls: scores a batch of outputs.
+    pub score_batch: Option<Vec<String>>,
 }
 
 /// A target whose hooks are external commands.
@@ -89,6 +179,8 @@ impl ExternalTarget {
             ("registry", &manifest.hooks.registry),
             ("truth", &manifest.hooks.truth),
             ("score", &manifest.hooks.score),
+            ("entries", &manifest.hooks.entries),
+            ("score_batch", &manifest.hooks.score_batch),
         ] {
             if argv.as_ref().is_some_and(|a| a.is_empty()) {
                 return Err(format!(
@@ -106,71 +198,271 @@ impl ExternalTarget {
                 path.display()
             ));
         }
-        let dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
+        if manifest
+            .calls
+            .as_ref()
+            .is_some_and(|c| c.categories.is_empty())
+        {
+            return Err(format!("{}: [calls] names no categories", path.display()));
+        }
+        // `target.toml` has the parent "": the hooks run in the current folder. Absolute, so
+        // a relative program is not resolved twice (against the folder, then from inside it).
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let dir = std::path::absolute(&dir)
+            .map_err(|e| format!("{}: cannot resolve its folder: {e}", path.display()))?;
         Ok(ExternalTarget { manifest, dir })
     }
 
+    /// The manifest as loaded.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The probe family the manifest asks for.
+    pub fn probes(&self) -> ProbeFamily {
+        self.manifest.probes
+    }
+
+    /// The function-call settings, `sample_override` replacing the manifest's sample
+    /// (`Some(0)` = every entry).
+    pub fn calls_config(&self, sample_override: Option<usize>) -> Option<CallsConfig> {
+        let c = self.manifest.calls.as_ref()?;
+        let sample = sample_override.or(c.sample).filter(|n| *n > 0);
+        Some(CallsConfig {
+            categories: c.categories.clone(),
+            sample,
+            seed: c.seed,
+        })
+    }
+
+    fn batch_timeout(&self) -> Duration {
+        self.manifest
+            .calls
+            .as_ref()
+            .and_then(|c| c.timeout_secs)
+            .map_or(BATCH_TIMEOUT, Duration::from_secs)
+    }
+
     fn call(&self, argv: &[String], request: &Value) -> Result<Value, String> {
-        let (program, args) = argv.split_first().ok_or("empty hook command")?;
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(&self.dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-        let input = request.to_string();
-        let mut stdin = child.stdin.take().ok_or("no stdin")?;
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let mut stdout = child.stdout.take().ok_or("no stdout")?;
-        let reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let r = (&mut stdout)
-                .take(MAX_ANSWER_BYTES as u64 + 1)
-                .read_to_end(&mut buf);
-            r.map(|_| buf)
-        });
-        let mut stderr = child.stderr.take().ok_or("no stderr")?;
-        let err_reader = std::thread::spawn(move || {
-            let mut buf = String::new();
-            let _ = (&mut stderr).take(4096).read_to_string(&mut buf);
-            buf
-        });
-        let started = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if started.elapsed() > HOOK_TIMEOUT => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(format!(
-                        "`{program}` timed out after {}s",
-                        HOOK_TIMEOUT.as_secs()
-                    ));
+        run_hook(argv, &self.dir, request, HOOK_TIMEOUT).map_err(|f| f.to_string())
+    }
+}
+
+/// The program of a hook: a relative path with a separator is the manifest folder's.
+fn resolve_program(program: &str, dir: &Path) -> PathBuf {
+    let p = Path::new(program);
+    if p.is_relative() && p.components().count() > 1 {
+        dir.join(p)
+    } else {
+        p.to_path_buf()
+    }
+}
+
+/// The tail of a hook's stderr, filled by a thread that drains the pipe (so the hook never
+/// blocks on a full pipe) and readable at any time, even while the hook still runs.
+#[derive(Clone, Default)]
+struct Tail(std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>);
+
+impl Tail {
+    fn drain(&self, mut r: impl Read, cap: usize) {
+        let mut buf = [0u8; 8192];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let Ok(mut tail) = self.0.lock() else { break };
+                    tail.extend(&buf[..n]);
+                    let excess = tail.len().saturating_sub(cap);
+                    tail.drain(..excess);
                 }
-                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                Err(e) => return Err(format!("waiting for `{program}`: {e}")),
             }
-        };
-        let _ = writer.join();
-        let out = reader
-            .join()
-            .map_err(|_| "reader thread failed")?
-            .map_err(|e| format!("reading `{program}`: {e}"))?;
-        let err = err_reader.join().unwrap_or_default();
-        if !status.success() {
-            return Err(format!("`{program}` exited with {status}: {}", err.trim()));
         }
-        if out.len() > MAX_ANSWER_BYTES {
-            return Err(format!(
-                "`{program}` answered more than {MAX_ANSWER_BYTES} bytes"
-            ));
+    }
+
+    fn text(&self) -> String {
+        match self.0.lock() {
+            Ok(mut t) => String::from_utf8_lossy(t.make_contiguous()).into_owned(),
+            Err(_) => String::new(),
         }
-        serde_json::from_slice(&out).map_err(|e| format!("`{program}` did not answer JSON: {e}"))
+    }
+}
+
+/// Runs one hook: writes `request`, reads at most [`MAX_ANSWER_BYTES`] of JSON within
+/// `timeout`, and keeps the tail of stderr for the failure report.
+pub fn run_hook(
+    argv: &[String],
+    dir: &Path,
+    request: &Value,
+    timeout: Duration,
+) -> Result<Value, HookFailure> {
+    let fail = |cause: String, stderr_tail: String| HookFailure { cause, stderr_tail };
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| fail("empty hook command".into(), String::new()))?;
+    let resolved = resolve_program(program, dir);
+    let mut child = Command::new(&resolved)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            fail(
+                format!("cannot start `{}`: {e}", resolved.display()),
+                String::new(),
+            )
+        })?;
+    let input = request.to_string();
+    let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let (Some(mut stdin), Some(mut stdout), Some(stderr)) = pipes else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(fail("hook pipes unavailable".into(), String::new()));
+    };
+    // A hook that exits without reading its request closes the pipe: not our error to report.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let r = (&mut stdout)
+            .take(MAX_ANSWER_BYTES as u64 + 1)
+            .read_to_end(&mut buf);
+        r.map(|_| buf)
+    });
+    let tail = Tail::default();
+    let drain = tail.clone();
+    let err_reader = std::thread::spawn(move || drain.drain(stderr, STDERR_TAIL_BYTES));
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!(
+                    "`{program}` timed out after {}s",
+                    timeout.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!("waiting for `{program}`: {e}"));
+            }
+        }
+    };
+    // On a timeout the threads are left to finish on their own: a grandchild may still hold
+    // the pipes open, and waiting for it would defeat the timeout.
+    let status = status.map_err(|c| fail(c, tail.text()))?;
+    let _ = writer.join();
+    let out = reader.join();
+    let _ = err_reader.join();
+    let err = tail.text();
+    let out = match out {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => return Err(fail(format!("reading `{program}`: {e}"), err)),
+        Err(_) => return Err(fail("the hook's reader thread failed".into(), err)),
+    };
+    if !status.success() {
+        return Err(fail(format!("`{program}` exited with {status}"), err));
+    }
+    if out.len() > MAX_ANSWER_BYTES {
+        return Err(fail(
+            format!("`{program}` answered more than {MAX_ANSWER_BYTES} bytes"),
+            err,
+        ));
+    }
+    serde_json::from_slice(&out)
+        .map_err(|e| fail(format!("`{program}` did not answer JSON: {e}"), err))
+}
+
+impl CallChecker for ExternalTarget {
+    fn entries(&self, categories: &[String]) -> Result<Entries, HookFailure> {
+        let argv = self
+            .manifest
+            .hooks
+            .entries
+            .as_ref()
+            .ok_or_else(|| HookFailure {
+                cause: "the manifest names no `entries` hook".into(),
+                stderr_tail: String::new(),
+            })?;
+        let v = run_hook(
+            argv,
+            &self.dir,
+            &json!({"categories": categories}),
+            self.batch_timeout(),
+        )?;
+        let e: Entries = serde_json::from_value(v).map_err(|e| HookFailure {
+            cause: format!("the entries hook's answer does not fit the protocol: {e}"),
+            stderr_tail: String::new(),
+        })?;
+        let missing: Vec<&String> = categories
+            .iter()
+            .filter(|c| !e.categories.iter().any(|x| &x.name == *c))
+            .collect();
+        if !missing.is_empty() {
+            return Err(HookFailure {
+                cause: format!(
+                    "the entries hook left out {}",
+                    missing
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                stderr_tail: String::new(),
+            });
+        }
+        Ok(e)
+    }
+
+    fn score(&self, items: &[ScoreItem]) -> Result<Vec<CheckVerdict>, HookFailure> {
+        let argv = self
+            .manifest
+            .hooks
+            .score_batch
+            .as_ref()
+            .ok_or_else(|| HookFailure {
+                cause: "the manifest names no `score_batch` hook".into(),
+                stderr_tail: String::new(),
+            })?;
+        let mut out = Vec::with_capacity(items.len());
+        for chunk in items.chunks(BATCH_ITEMS) {
+            let v = run_hook(
+                argv,
+                &self.dir,
+                &json!({"items": chunk}),
+                self.batch_timeout(),
+            )?;
+            let results: Vec<CheckVerdict> = v
+                .get("results")
+                .cloned()
+                .ok_or_else(|| "no `results` array".to_string())
+                .and_then(|r| serde_json::from_value(r).map_err(|e| e.to_string()))
+                .map_err(|e| HookFailure {
+                    cause: format!("the score_batch hook's answer does not fit the protocol: {e}"),
+                    stderr_tail: String::new(),
+                })?;
+            if results.len() != chunk.len() {
+                return Err(HookFailure {
+                    cause: format!(
+                        "the score_batch hook answered {} verdicts for {} outputs",
+                        results.len(),
+                        chunk.len()
+                    ),
+                    stderr_tail: String::new(),
+                });
+            }
+            out.extend(results);
+        }
+        Ok(out)
     }
 }
 

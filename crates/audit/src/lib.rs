@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod calls;
 pub mod card;
 pub mod checks;
 pub mod comtrade_target;
@@ -51,7 +52,7 @@ pub use checks::Check;
 pub use comtrade_target::{ComtradeTarget, Configuration, SUITE, Suite};
 pub use lattice::{Claim, licensed_claim};
 pub use pipeline::{
-    AuditConfig, AuditReport, ComtradeAudit, ExternalAudit, Resolution, audit_comtrade,
-    audit_external,
+    AuditConfig, AuditReport, CallsTargetAudit, ComtradeAudit, ExternalAudit, Resolution,
+    audit_comtrade, audit_external,
 };
 pub use target::{DeclaredOwnership, Forged, Owner, ScorerKind, Target, TargetTask};

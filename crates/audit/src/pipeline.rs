@@ -323,13 +323,31 @@ pub struct AuditReport {
     pub resolutions: Vec<Resolution>,
     /// External targets' audits.
     pub external: Vec<ExternalAudit>,
+    /// Function-call targets' audits (BFCL), each with the short name its figures are filed
+    /// under.
+    pub calls: Vec<CallsTargetAudit>,
+}
+
+/// A function-call target's audit and the short name its figures are filed under (the
+/// manifest folder's name, e.g. `bfcl`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CallsTargetAudit {
+    /// Short name (figure file prefix).
+    pub slug: String,
+    /// The audit.
+    #[serde(flatten)]
+    pub audit: crate::calls::CallsAudit,
 }
 
 impl AuditReport {
-    /// Every card: ComtradeBench's configurations, then the external targets.
+    /// Every card: ComtradeBench's configurations, the external targets, then the groups of
+    /// every function-call target.
     pub fn cards(&self) -> Vec<Card> {
         let mut cards = self.comtrade.cards.clone();
         cards.extend(self.external.iter().map(|e| e.card.clone()));
+        for c in &self.calls {
+            cards.extend(c.audit.group_cards().iter().cloned());
+        }
         cards
     }
 
@@ -342,6 +360,7 @@ impl AuditReport {
             "comtrade": self.comtrade,
             "resolutions": self.resolutions,
             "external": self.external,
+            "calls": self.calls,
             "cards": self.cards(),
         });
         let key = format!(

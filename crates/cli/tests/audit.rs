@@ -111,3 +111,38 @@ fn audit_includes_external_targets() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn a_function_call_target_whose_checker_fails_is_not_probed_on_the_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("target.toml");
+    std::fs::write(
+        &manifest,
+        "name = \"calls bench\"\nscorer_kind = \"specification\"\nprobes = \"calls\"\n[calls]\ncategories = [\"simple_python\"]\n[hooks]\nentries = [\"sh\", \"-c\", \"cat >/dev/null; echo 'ModuleNotFoundError: bfcl_eval' >&2; exit 4\"]\nscore_batch = [\"sh\", \"-c\", \"exit 4\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = bin()
+        .args(["audit", "--seeds", "1", "--out"])
+        .arg(&out)
+        .arg("--target")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("calls bench: AST track\n  criterion sensitivity: not probed"),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(out.join("card.md")).unwrap();
+    assert!(md.contains("ModuleNotFoundError: bfcl_eval"), "{md}");
+    let bad = bin()
+        .args(["audit", "--seeds", "1", "--out"])
+        .arg(dir.path())
+        .args(["--target", "no_such_target"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("targets/no_such_target/target.toml"));
+}

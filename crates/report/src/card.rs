@@ -207,6 +207,9 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     b.extend(ownership_blocks(a));
     b.extend(reliability_blocks(a, suite, &fig_dir)?);
     b.extend(solvability_blocks(a));
+    for c in &report.calls {
+        b.extend(crate::card_calls::blocks(&c.audit, &fig_dir, &c.slug)?);
+    }
     Ok(b)
 }
 

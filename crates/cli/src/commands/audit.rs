@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use benchaudit_audit::external::ExternalTarget;
+use benchaudit_audit::external::{ExternalTarget, ProbeFamily};
 use benchaudit_audit::{
-    AuditConfig, AuditReport, ComtradeTarget, Configuration, Resolution, audit_comtrade,
-    audit_external,
+    AuditConfig, AuditReport, CallsTargetAudit, ComtradeTarget, Configuration, Resolution,
+    audit_comtrade, audit_external, calls,
 };
 use clap::Args;
 
@@ -29,9 +29,14 @@ pub struct AuditArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
-    /// External target manifests (TOML) to audit as well.
+    /// External target manifests (TOML) to audit as well; a bare name such as `bfcl` means
+    /// `targets/NAME/target.toml` in this folder or a parent.
     #[arg(long = "target")]
     pub targets: Vec<PathBuf>,
+    /// Entries per category for function-call targets (seeded sample); 0 = every entry.
+    /// Default: the manifest's `[calls] sample`.
+    #[arg(long)]
+    pub calls_sample: Option<usize>,
     /// Real models to add beside the rule players (2×2, ownership channels, reliability).
     #[command(flatten)]
     pub models: ModelArgs,
@@ -53,9 +58,29 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         audit_comtrade(&config, &targets).map_err(|e| anyhow::anyhow!("audit failed: {e}"))?;
     let mut resolutions: Vec<Resolution> = targets.iter().map(|t| Resolution::of(t)).collect();
     let mut external = Vec::new();
-    for path in &args.targets {
-        let target = ExternalTarget::load(path).map_err(UsageError)?;
+    let mut calls_audits = Vec::new();
+    for arg in &args.targets {
+        let path = resolve_target(arg)?;
+        let target = ExternalTarget::load(&path).map_err(UsageError)?;
         resolutions.push(Resolution::of(&target));
+        if target.probes() == ProbeFamily::Calls {
+            let config = target.calls_config(args.calls_sample).ok_or_else(|| {
+                UsageError(format!(
+                    "{}: probes = \"calls\" needs a [calls] table",
+                    path.display()
+                ))
+            })?;
+            let slug = path
+                .parent()
+                .and_then(|p| p.file_name())
+                .map_or("calls".into(), |n| n.to_string_lossy().to_lowercase());
+            let name = benchaudit_audit::Target::name(&target);
+            calls_audits.push(CallsTargetAudit {
+                slug,
+                audit: calls::audit(&name, &target, &config),
+            });
+            continue;
+        }
         external.push(
             audit_external(&target, 0)
                 .map_err(|e| anyhow::anyhow!("auditing {}: {e}", path.display()))?,
@@ -66,6 +91,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         comtrade,
         resolutions,
         external,
+        calls: calls_audits,
     };
     let written = benchaudit_report::card::write_audit(&report, &args.out)?;
 
@@ -116,4 +142,31 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A manifest path, or a bare target name (`bfcl`) looked up as `targets/NAME/target.toml` in
+/// the current folder and its parents.
+fn resolve_target(arg: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let bare = arg.components().count() == 1 && arg.extension().is_none();
+    if !bare || arg.exists() {
+        return Ok(arg.to_path_buf());
+    }
+    let rel = std::path::Path::new("targets")
+        .join(arg)
+        .join("target.toml");
+    let cwd =
+        std::env::current_dir().map_err(|e| anyhow::anyhow!("reading the current folder: {e}"))?;
+    for dir in cwd.ancestors() {
+        let candidate = dir.join(&rel);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(UsageError(format!(
+        "no target `{}`: {} is not in {} or a parent folder",
+        arg.display(),
+        rel.display(),
+        cwd.display()
+    ))
+    .into())
 }
