@@ -9,7 +9,8 @@ use benchaudit_comtrade::{Submission, TaskSpec};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::lite::{Hints, Line, LiteValue, parse_lines};
+use crate::SipMap;
+use crate::lite::{Entry, Hints, Line, Lines, LiteValue, parse_lines};
 use crate::python::{self, KeyAtom};
 
 /// What the judge reads of a task: the expected query, the expected row count and the fault
@@ -133,11 +134,7 @@ pub fn judge(ctx: &JudgeContext, submission: &Submission) -> JudgeOutcome {
 }
 
 /// Scores a submission whose data lines are already parsed (shared with the F1 scorer).
-pub fn judge_lines(
-    ctx: &JudgeContext,
-    submission: &Submission,
-    lines: &[Line<'_>],
-) -> JudgeOutcome {
+pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &Lines<'_>) -> JudgeOutcome {
     let present = [
         &submission.data_jsonl,
         &submission.metadata_json,
@@ -198,7 +195,7 @@ fn score(
     meta: &Map<String, Value>,
     metadata: &Value,
     log: &str,
-    lines: &[Line<'_>],
+    lines: &Lines<'_>,
 ) -> Result<Breakdown, Raise> {
     let schema = schema_of(meta);
     let completeness = ["task_id", "query", "row_count", "schema", "dedup_key"]
@@ -240,7 +237,7 @@ fn correctness(
     ctx: &JudgeContext,
     meta: &Map<String, Value>,
     schema: &Value,
-    lines: &[Line<'_>],
+    lines: &Lines<'_>,
 ) -> Result<f64, Raise> {
     let actual = lines.len() as f64;
     let expected = ctx.total_rows as f64;
@@ -286,47 +283,11 @@ fn correctness(
     if let Some(Value::Array(fields)) = meta.get("dedup_key")
         && fields.len() >= 3
     {
-        let mut keys: rustc_hash::FxHashSet<Vec<KeyAtom>> =
-            rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
-        let mut hints = Hints::new(fields.len());
-        for (n, line) in lines.iter().enumerate() {
-            match line {
-                Line::Invalid => {
-                    return Err(Raise(
-                        "JSONDecodeError",
-                        format!("data.jsonl line {} is not JSON", n + 1),
-                    ));
-                }
-                Line::NonObject => {
-                    return Err(Raise(
-                        "AttributeError",
-                        format!("data.jsonl line {} is not an object", n + 1),
-                    ));
-                }
-                Line::Object(_) => {
-                    let key = fields
-                        .iter()
-                        .enumerate()
-                        .map(|(i, f)| match f {
-                            Value::String(name) => KeyAtom::of(hints.get(line, i, name), n),
-                            Value::Array(_) | Value::Object(_) => None,
-                            _ => Some(KeyAtom::None),
-                        })
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| {
-                            Raise(
-                                "TypeError",
-                                format!("unhashable dedup key on data.jsonl line {}", n + 1),
-                            )
-                        })?;
-                    keys.insert(key);
-                }
-            }
-        }
+        let distinct = distinct_keys(lines, &DedupFields::of(fields))?;
         points += if lines.is_empty() {
             6.0
         } else {
-            6.0 * keys.len() as f64 / lines.len() as f64
+            6.0 * distinct as f64 / lines.len() as f64
         };
     }
     // e. declared consistency
@@ -366,6 +327,176 @@ fn correctness(
         }
     }
     Ok(points.clamp(0.0, 30.0))
+}
+
+/// Key lists up to this many distinct fields are read field by field with position hints;
+/// longer ones by walking each row's own entries, so the cost stays linear in the rows.
+const DENSE_FIELDS: usize = 16;
+
+/// `metadata.dedup_key` as Python's `tuple(row.get(k) for k in dedup_key)` sees it: only the
+/// distinct string fields matter (a repeated field repeats a position; a number, bool or null
+/// is never a key of a JSON object, so its position is always `None`), and a list or object
+/// entry makes `row.get` raise.
+struct DedupFields<'m> {
+    /// Distinct string fields, first occurrence first.
+    names: Vec<&'m str>,
+    /// Field → its position in `names`.
+    index: SipMap<&'m str, u32>,
+    /// Whether an entry is a list or an object (unhashable).
+    unhashable: bool,
+}
+
+impl<'m> DedupFields<'m> {
+    fn of(fields: &'m [Value]) -> Self {
+        let mut names = Vec::new();
+        let mut index = SipMap::default();
+        let mut unhashable = false;
+        for f in fields {
+            match f {
+                Value::String(name) => {
+                    if let std::collections::hash_map::Entry::Vacant(slot) =
+                        index.entry(name.as_str())
+                    {
+                        slot.insert(names.len() as u32);
+                        names.push(name.as_str());
+                    }
+                }
+                Value::Array(_) | Value::Object(_) => unhashable = true,
+                _ => {}
+            }
+        }
+        DedupFields {
+            names,
+            index,
+            unhashable,
+        }
+    }
+}
+
+/// The number of distinct dedup keys among the lines, or where the released scorer raised.
+/// A key is kept as its non-`None` positions (`(field, atom)` in field order): two tuples are
+/// equal exactly when these lists are, and the list is never longer than the row. Keys live
+/// in one arena and are hashed once; [`DistinctKeys`] compares them on a hash match.
+fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, Raise> {
+    let mut keys = DistinctKeys::with_capacity(lines.len(), fields.names.len().min(16));
+    let mut hints = Hints::new(fields.names.len());
+    let unhashable = |n: usize| {
+        Raise(
+            "TypeError",
+            format!("unhashable dedup key on data.jsonl line {}", n + 1),
+        )
+    };
+    for (n, line) in lines.iter().enumerate() {
+        let entries: &[Entry<'_>] = match line {
+            Line::Invalid => {
+                return Err(Raise(
+                    "JSONDecodeError",
+                    format!("data.jsonl line {} is not JSON", n + 1),
+                ));
+            }
+            Line::NonObject => {
+                return Err(Raise(
+                    "AttributeError",
+                    format!("data.jsonl line {} is not an object", n + 1),
+                ));
+            }
+            Line::Object(entries) => entries,
+        };
+        if fields.unhashable {
+            return Err(unhashable(n));
+        }
+        let key = keys.start();
+        if fields.names.len() <= DENSE_FIELDS {
+            for (i, name) in fields.names.iter().enumerate() {
+                match KeyAtom::of(hints.get(&line, i, name), n) {
+                    None => return Err(unhashable(n)),
+                    Some(KeyAtom::None) => {}
+                    Some(atom) => key.push((i as u32, atom)),
+                }
+            }
+        } else {
+            for (k, v) in entries {
+                if let Some(&i) = fields.index.get(k.as_ref()) {
+                    match KeyAtom::of(Some(v), n) {
+                        None => return Err(unhashable(n)),
+                        Some(KeyAtom::None) => {}
+                        Some(atom) => key.push((i, atom)),
+                    }
+                }
+            }
+        }
+        keys.finish();
+    }
+    Ok(keys.len())
+}
+
+/// A set of dedup keys without an allocation per key: every key's atoms sit in one arena,
+/// each distinct key is found by its SipHash (see [`crate::Sip`]; keys whose hashes collide
+/// are chained and compared atom by atom), and a key seen before is dropped from the arena.
+struct DistinctKeys<'a> {
+    atoms: Vec<(u32, KeyAtom<'a>)>,
+    /// Where the key being built starts in `atoms`.
+    open: usize,
+    /// Hash → the last distinct key with that hash (an index into `keys`).
+    heads: rustc_hash::FxHashMap<u64, u32>,
+    /// Distinct keys: their range of `atoms` and the previous key with the same hash.
+    keys: Vec<(usize, usize, Option<u32>)>,
+    /// The open key's bytes, hashed.
+    scratch: Vec<u8>,
+}
+
+impl<'a> DistinctKeys<'a> {
+    fn with_capacity(keys: usize, atoms_per_key: usize) -> Self {
+        DistinctKeys {
+            atoms: Vec::with_capacity(keys * atoms_per_key),
+            open: 0,
+            // Keyed by SipHash values, which a submission cannot steer: Fx is safe here.
+            heads: rustc_hash::FxHashMap::with_capacity_and_hasher(keys, Default::default()),
+            keys: Vec::with_capacity(keys),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Opens a key: push its atoms onto the returned arena, then `finish`.
+    fn start(&mut self) -> &mut Vec<(u32, KeyAtom<'a>)> {
+        self.open = self.atoms.len();
+        &mut self.atoms
+    }
+
+    /// Closes the open key: kept if new, dropped if seen before.
+    fn finish(&mut self) {
+        use std::hash::{BuildHasher, Hasher};
+        let (open, end) = (self.open, self.atoms.len());
+        // Atoms arrive in field order from the dense path; the sparse one follows the row.
+        if !self.atoms[open..end].windows(2).all(|w| w[0].0 < w[1].0) {
+            self.atoms[open..end].sort_unstable_by_key(|(i, _)| *i);
+        }
+        let key = &self.atoms[open..end];
+        // One SipHash write over a compact encoding: SipHash is slow on many small writes.
+        self.scratch.clear();
+        for (field, atom) in key {
+            self.scratch.extend_from_slice(&field.to_le_bytes());
+            atom.encode(&mut self.scratch);
+        }
+        let mut h = crate::Sip::default().build_hasher();
+        h.write(&self.scratch);
+        let hash = h.finish();
+        let mut at = self.heads.get(&hash).copied();
+        while let Some(k) = at {
+            let (a, b, previous) = self.keys[k as usize];
+            if self.atoms[a..b] == *key {
+                self.atoms.truncate(open);
+                return;
+            }
+            at = previous;
+        }
+        let previous = self.heads.insert(hash, self.keys.len() as u32);
+        self.keys.push((open, end, previous));
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
 }
 
 fn ladder(a: bool, retry: bool, c: bool) -> f64 {
@@ -470,84 +601,134 @@ fn efficiency(meta: &Map<String, Value>, log: &str) -> Result<f64, Raise> {
     Ok(points.min(15.0))
 }
 
-/// `c in row` for every entry of the schema, as Python iterated it: a list's items, a
-/// string's characters, an object's keys. `Err` where Python raised.
-fn schema_entries(schema: &Value) -> Result<Vec<Option<String>>, Raise> {
-    match schema {
-        Value::Array(items) => items
-            .iter()
-            .map(|v| match v {
+/// The schema as `sum(1 for c in schema if c in row)` reads it: Python iterated a list's
+/// items, a string's characters, an object's keys. Up to [`DENSE_FIELDS`] entries are looked
+/// up one by one with position hints; a longer schema becomes a count per distinct key, and a
+/// row counts the entries it holds by walking its own keys — linear in the rows whatever the
+/// schema's length.
+enum SchemaEntries {
+    /// Each entry; `None` for one that is never a key (a number, bool or null).
+    Few(Vec<Option<String>>),
+    /// Entries by key with their multiplicity, and how many there are in all.
+    Many(SipMap<String, usize>, usize),
+}
+
+impl SchemaEntries {
+    /// `Err` where Python raised (an unhashable entry, a schema that is not iterable).
+    fn of(schema: &Value) -> Result<Self, Raise> {
+        let keys: Box<dyn Iterator<Item = Result<Option<String>, Raise>> + '_> = match schema {
+            Value::Array(items) => Box::new(items.iter().map(|v| match v {
                 Value::String(s) => Ok(Some(s.clone())),
                 Value::Array(_) | Value::Object(_) => {
                     Err(Raise("TypeError", "unhashable schema entry".into()))
                 }
                 _ => Ok(None),
-            })
-            .collect(),
-        Value::String(s) => Ok(s.chars().map(|c| Some(c.to_string())).collect()),
-        Value::Object(o) => Ok(o.keys().map(|k| Some(k.clone())).collect()),
-        _ => Err(Raise("TypeError", "metadata.schema is not iterable".into())),
+            })),
+            Value::String(s) => Box::new(s.chars().map(|c| Ok(Some(c.to_string())))),
+            Value::Object(o) => Box::new(o.keys().map(|k| Ok(Some(k.clone())))),
+            _ => return Err(Raise("TypeError", "metadata.schema is not iterable".into())),
+        };
+        let few = match schema {
+            Value::Array(items) => items.len() <= DENSE_FIELDS,
+            Value::String(s) => s.len() <= DENSE_FIELDS,
+            Value::Object(o) => o.len() <= DENSE_FIELDS,
+            _ => true,
+        };
+        if few {
+            return Ok(SchemaEntries::Few(keys.collect::<Result<_, _>>()?));
+        }
+        let mut counts = SipMap::default();
+        let mut len = 0;
+        for key in keys {
+            len += 1;
+            if let Some(key) = key? {
+                *counts.entry(key).or_insert(0) += 1;
+            }
+        }
+        Ok(SchemaEntries::Many(counts, len))
     }
-}
 
-fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Result<f64, Raise> {
-    // content
-    let content = if lines.is_empty() {
-        0.0
-    } else {
-        let mut entries: Option<Vec<Option<String>>> = None;
-        let mut valid = 0usize;
-        let mut hints = Hints::new(0);
-        for line in lines {
-            let Line::Object(_) = line else { continue };
-            let entries = match &entries {
-                Some(e) => e,
-                None => {
-                    let e = entries.insert(if python::truthy(schema) {
-                        schema_entries(schema)?
-                    } else {
-                        Vec::new()
-                    });
-                    hints = Hints::new(e.len());
-                    e
-                }
-            };
-            let present = entries
+    fn len(&self) -> usize {
+        match self {
+            SchemaEntries::Few(entries) => entries.len(),
+            SchemaEntries::Many(_, len) => *len,
+        }
+    }
+
+    /// How many schema entries are keys of `line`.
+    fn present(&self, line: &Line<'_, '_>, hints: &mut Hints) -> usize {
+        match self {
+            SchemaEntries::Few(entries) => entries
                 .iter()
                 .enumerate()
                 .filter(|(i, e)| {
                     e.as_deref()
                         .is_some_and(|k| hints.get(line, *i, k).is_some())
                 })
-                .count();
-            if entries.is_empty() || present as f64 >= entries.len() as f64 / 2.0 {
+                .count(),
+            SchemaEntries::Many(counts, _) => line
+                .entries()
+                .iter()
+                .map(|(k, _)| counts.get(k.as_ref()).copied().unwrap_or(0))
+                .sum(),
+        }
+    }
+}
+
+fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result<f64, Raise> {
+    // content
+    let content = if lines.is_empty() {
+        0.0
+    } else {
+        // Read at the first object row: Python only looked at the schema for dict rows.
+        let mut entries: Option<SchemaEntries> = None;
+        let mut valid = 0usize;
+        let mut hints = Hints::new(0);
+        for line in lines.iter() {
+            let Line::Object(_) = line else { continue };
+            let entries = match &entries {
+                Some(e) => e,
+                None => {
+                    let e = entries.insert(if python::truthy(schema) {
+                        SchemaEntries::of(schema)?
+                    } else {
+                        SchemaEntries::Few(Vec::new())
+                    });
+                    hints = Hints::new(e.len().min(DENSE_FIELDS));
+                    e
+                }
+            };
+            let len = entries.len();
+            if len == 0 || entries.present(&line, &mut hints) as f64 >= len as f64 / 2.0 {
                 valid += 1;
             }
         }
         valid as f64 / lines.len() as f64
     };
-    // types
+    // types: the JSON types seen per key. Rows nearly always share key order, so the same
+    // position is tried first; a key elsewhere is found through an index.
     let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
-    for line in lines {
-        if let Line::Object(entries) = line {
-            for (j, (k, v)) in entries.iter().enumerate() {
-                let bit = match v {
-                    LiteValue::Null => 0,
-                    LiteValue::Bool(_) => 1,
-                    LiteValue::Int(_) => 2,
-                    LiteValue::Float(_) => 4,
-                    LiteValue::Str(_) => 8,
-                    LiteValue::List => 16,
-                    LiteValue::Dict => 32,
-                };
-                // Rows nearly always share key order: try the same position first.
-                match types.get_mut(j) {
-                    Some(slot) if slot.0 == k.as_ref() => slot.1 |= bit,
-                    _ => match types.iter_mut().find(|(key, _)| *key == k.as_ref()) {
-                        Some(slot) => slot.1 |= bit,
-                        None => types.push((k.as_ref(), bit)),
-                    },
-                }
+    let mut positions: SipMap<&str, usize> = SipMap::default();
+    for line in lines.iter() {
+        for (j, (k, v)) in line.entries().iter().enumerate() {
+            let bit = match v {
+                LiteValue::Null => 0,
+                LiteValue::Bool(_) => 1,
+                LiteValue::Int(_) | LiteValue::UInt(_) => 2,
+                LiteValue::Float(_) => 4,
+                LiteValue::Str(_) => 8,
+                LiteValue::List => 16,
+                LiteValue::Dict => 32,
+            };
+            match types.get_mut(j) {
+                Some(slot) if slot.0 == k.as_ref() => slot.1 |= bit,
+                _ => match positions.get(k.as_ref()) {
+                    Some(&at) => types[at].1 |= bit,
+                    None => {
+                        positions.insert(k.as_ref(), types.len());
+                        types.push((k.as_ref(), bit));
+                    }
+                },
             }
         }
     }
@@ -566,15 +747,9 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
         _ => None,
     };
     let (mut checks, mut valid) = (0.0f64, 0.0f64);
-    for line in lines {
-        if !matches!(line, Line::Object(_)) {
-            continue;
-        }
-        let Line::Object(entries) = line else {
-            continue;
-        };
+    for line in lines.iter() {
         // One pass over the row; keys are unique within a parsed row.
-        for (k, v) in entries {
+        for (k, v) in line.entries() {
             match k.as_ref() {
                 "year" => {
                     checks += 1.0;
