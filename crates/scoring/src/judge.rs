@@ -5,12 +5,14 @@
 //! Where the released scorer raised an exception, the environment scored the episode 0; the
 //! port reports that as `raised` with total 0.
 
+use std::borrow::Cow;
+
 use benchaudit_comtrade::{Submission, TaskSpec};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::SipMap;
-use crate::lite::{Entry, Hints, Line, Lines, LiteValue, parse_lines};
+use crate::lite::{Entry, Hints, Line, Lines, LiteValue, parse_lines, same};
 use crate::python::{self, KeyAtom};
 
 /// What the judge reads of a task: the expected query, the expected row count and the fault
@@ -226,10 +228,11 @@ fn score(
 }
 
 /// `metadata.get("schema") or []`.
-fn schema_of(meta: &Map<String, Value>) -> Value {
+fn schema_of(meta: &Map<String, Value>) -> &Value {
+    static EMPTY: Value = Value::Array(Vec::new());
     match meta.get("schema") {
-        Some(v) if python::truthy(v) => v.clone(),
-        _ => Value::Array(Vec::new()),
+        Some(v) if python::truthy(v) => v,
+        _ => &EMPTY,
     }
 }
 
@@ -349,7 +352,7 @@ struct DedupFields<'m> {
 impl<'m> DedupFields<'m> {
     fn of(fields: &'m [Value]) -> Self {
         let mut names = Vec::new();
-        let mut index = SipMap::default();
+        let mut index = SipMap::with_capacity_and_hasher(fields.len(), Default::default());
         let mut unhashable = false;
         for f in fields {
             match f {
@@ -388,13 +391,13 @@ fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, R
     };
     for (n, line) in lines.iter().enumerate() {
         let entries: &[Entry<'_>] = match line {
-            Line::Invalid => {
+            Line::Other(_) if !line.is_json() => {
                 return Err(Raise(
                     "JSONDecodeError",
                     format!("data.jsonl line {} is not JSON", n + 1),
                 ));
             }
-            Line::NonObject => {
+            Line::Other(_) => {
                 return Err(Raise(
                     "AttributeError",
                     format!("data.jsonl line {} is not an object", n + 1),
@@ -406,7 +409,9 @@ fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, R
             return Err(unhashable(n));
         }
         let key = keys.start();
-        if fields.names.len() <= DENSE_FIELDS {
+        if entries.is_empty() {
+            // Every field reads None: the empty key.
+        } else if fields.names.len() <= DENSE_FIELDS {
             for (i, name) in fields.names.iter().enumerate() {
                 match KeyAtom::of(hints.get(&line, i, name), n) {
                     None => return Err(unhashable(n)),
@@ -443,6 +448,8 @@ struct DistinctKeys<'a> {
     keys: Vec<(usize, usize, Option<u32>)>,
     /// The open key's bytes, hashed.
     scratch: Vec<u8>,
+    /// The previous line's key (runs of one key, empty keys above all, skip the hash).
+    last: Option<(usize, usize)>,
 }
 
 impl<'a> DistinctKeys<'a> {
@@ -454,6 +461,7 @@ impl<'a> DistinctKeys<'a> {
             heads: rustc_hash::FxHashMap::with_capacity_and_hasher(keys, Default::default()),
             keys: Vec::with_capacity(keys),
             scratch: Vec::new(),
+            last: None,
         }
     }
 
@@ -472,6 +480,12 @@ impl<'a> DistinctKeys<'a> {
             self.atoms[open..end].sort_unstable_by_key(|(i, _)| *i);
         }
         let key = &self.atoms[open..end];
+        if let Some((a, b)) = self.last
+            && self.atoms[a..b] == *key
+        {
+            self.atoms.truncate(open);
+            return;
+        }
         // One SipHash write over a compact encoding: SipHash is slow on many small writes.
         self.scratch.clear();
         for (field, atom) in key {
@@ -486,12 +500,14 @@ impl<'a> DistinctKeys<'a> {
             let (a, b, previous) = self.keys[k as usize];
             if self.atoms[a..b] == *key {
                 self.atoms.truncate(open);
+                self.last = Some((a, b));
                 return;
             }
             at = previous;
         }
         let previous = self.heads.insert(hash, self.keys.len() as u32);
         self.keys.push((open, end, previous));
+        self.last = Some((open, end));
     }
 
     fn len(&self) -> usize {
@@ -606,26 +622,27 @@ fn efficiency(meta: &Map<String, Value>, log: &str) -> Result<f64, Raise> {
 /// up one by one with position hints; a longer schema becomes a count per distinct key, and a
 /// row counts the entries it holds by walking its own keys — linear in the rows whatever the
 /// schema's length.
-enum SchemaEntries {
+enum SchemaEntries<'m> {
     /// Each entry; `None` for one that is never a key (a number, bool or null).
-    Few(Vec<Option<String>>),
+    Few(Vec<Option<Cow<'m, str>>>),
     /// Entries by key with their multiplicity, and how many there are in all.
-    Many(SipMap<String, usize>, usize),
+    Many(SipMap<Cow<'m, str>, usize>, usize),
 }
 
-impl SchemaEntries {
+impl<'m> SchemaEntries<'m> {
     /// `Err` where Python raised (an unhashable entry, a schema that is not iterable).
-    fn of(schema: &Value) -> Result<Self, Raise> {
-        let keys: Box<dyn Iterator<Item = Result<Option<String>, Raise>> + '_> = match schema {
+    fn of(schema: &'m Value) -> Result<Self, Raise> {
+        let keys: Box<dyn Iterator<Item = Result<Option<Cow<'m, str>>, Raise>> + 'm> = match schema
+        {
             Value::Array(items) => Box::new(items.iter().map(|v| match v {
-                Value::String(s) => Ok(Some(s.clone())),
+                Value::String(s) => Ok(Some(Cow::Borrowed(s.as_str()))),
                 Value::Array(_) | Value::Object(_) => {
                     Err(Raise("TypeError", "unhashable schema entry".into()))
                 }
                 _ => Ok(None),
             })),
-            Value::String(s) => Box::new(s.chars().map(|c| Ok(Some(c.to_string())))),
-            Value::Object(o) => Box::new(o.keys().map(|k| Ok(Some(k.clone())))),
+            Value::String(s) => Box::new(s.chars().map(|c| Ok(Some(Cow::Owned(c.to_string()))))),
+            Value::Object(o) => Box::new(o.keys().map(|k| Ok(Some(Cow::Borrowed(k.as_str()))))),
             _ => return Err(Raise("TypeError", "metadata.schema is not iterable".into())),
         };
         let few = match schema {
@@ -637,7 +654,7 @@ impl SchemaEntries {
         if few {
             return Ok(SchemaEntries::Few(keys.collect::<Result<_, _>>()?));
         }
-        let mut counts = SipMap::default();
+        let mut counts = SipMap::with_capacity_and_hasher(keys.size_hint().0, Default::default());
         let mut len = 0;
         for key in keys {
             len += 1;
@@ -699,7 +716,12 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result
                 }
             };
             let len = entries.len();
-            if len == 0 || entries.present(&line, &mut hints) as f64 >= len as f64 / 2.0 {
+            let present = if line.entries().is_empty() {
+                0
+            } else {
+                entries.present(&line, &mut hints)
+            };
+            if len == 0 || present as f64 >= len as f64 / 2.0 {
                 valid += 1;
             }
         }
@@ -721,11 +743,11 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result
                 LiteValue::Dict => 32,
             };
             match types.get_mut(j) {
-                Some(slot) if slot.0 == k.as_ref() => slot.1 |= bit,
-                _ => match positions.get(k.as_ref()) {
-                    Some(&at) => types[at].1 |= bit,
-                    None => {
-                        positions.insert(k.as_ref(), types.len());
+                Some(slot) if same(slot.0, k) => slot.1 |= bit,
+                _ => match positions.entry(k.as_ref()) {
+                    std::collections::hash_map::Entry::Occupied(at) => types[*at.get()].1 |= bit,
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(types.len());
                         types.push((k.as_ref(), bit));
                     }
                 },

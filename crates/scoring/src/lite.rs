@@ -12,7 +12,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::SipMap;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// A top-level value of a row, with the JSON type the legacy judge distinguishes.
@@ -101,13 +100,21 @@ pub enum Line<'l, 'a> {
     /// A JSON object: its top-level entries in first-seen order (a repeated key keeps its
     /// first position and last value, as Python's `json.loads` does); keys are unique.
     Object(&'l [Entry<'a>]),
-    /// Valid JSON that is not an object (an array, a number …).
-    NonObject,
-    /// Not JSON at all.
-    Invalid,
+    /// Anything else: valid JSON that is not an object (an array, a number …) or not JSON at
+    /// all. Which of the two is decided only when asked ([`Line::is_json`]): the scorers
+    /// treat both alike, and only the judge's first such line needs to know.
+    Other(&'a str),
 }
 
 impl<'l, 'a> Line<'l, 'a> {
+    /// Whether the line is JSON at all (an object always is).
+    pub fn is_json(&self) -> bool {
+        match self {
+            Line::Object(_) => true,
+            Line::Other(text) => serde_json::from_str::<IgnoredAny>(text).is_ok(),
+        }
+    }
+
     /// The entries of an object line (none for the others).
     pub fn entries(&self) -> &'l [Entry<'a>] {
         match self {
@@ -194,10 +201,9 @@ impl Hints {
 
 /// Where a line's entries sit in the arena, or what the line is instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum Kind<'a> {
     Object { start: usize, end: usize },
-    NonObject,
-    Invalid,
+    Other(&'a str),
 }
 
 /// The parsed non-empty lines of a submission's data, their entries in one arena.
@@ -206,7 +212,7 @@ pub struct Lines<'a> {
     /// Every object line's entries; past `end`, placeholders the scanner writes into.
     entries: Vec<Entry<'a>>,
     end: usize,
-    kinds: Vec<Kind>,
+    kinds: Vec<Kind<'a>>,
     /// Keys of the last line the scanner read, the keys it expects next.
     template: Vec<&'a str>,
 }
@@ -282,7 +288,7 @@ impl<'a> Lines<'a> {
     /// A line the scanner leaves to serde_json.
     #[cold]
     #[inline(never)]
-    fn push_slow(&mut self, text: &'a str) -> Kind {
+    fn push_slow(&mut self, text: &'a str) -> Kind<'a> {
         self.entries.truncate(self.end);
         let start = self.end;
         // Only text starting with `{` can be an object.
@@ -296,10 +302,7 @@ impl<'a> Lines<'a> {
                 end: self.end,
             };
         }
-        match serde_json::from_str::<IgnoredAny>(text) {
-            Ok(_) => Kind::NonObject,
-            Err(_) => Kind::Invalid,
-        }
+        Kind::Other(text)
     }
 
     /// Number of lines.
@@ -322,11 +325,10 @@ impl<'a> Lines<'a> {
         self.kinds.iter().map(|k| self.view(*k))
     }
 
-    fn view(&self, kind: Kind) -> Line<'_, 'a> {
+    fn view(&self, kind: Kind<'a>) -> Line<'_, 'a> {
         match kind {
             Kind::Object { start, end } => Line::Object(&self.entries[start..end]),
-            Kind::NonObject => Line::NonObject,
-            Kind::Invalid => Line::Invalid,
+            Kind::Other(text) => Line::Other(text),
         }
     }
 }
@@ -351,8 +353,59 @@ struct ObjectBuilder {
     /// A 64-bit signature of the keys seen (length and first byte): rules out a repeat
     /// without comparing strings in the common case.
     seen: u64,
-    /// Key → position, once the object is large.
-    index: Option<SipMap<Box<str>, usize>>,
+    /// Positions by key, once the object is large.
+    index: Option<KeyIndex>,
+}
+
+/// Positions of an object's keys by their SipHash (see [`crate::Sip`]): keys are never copied;
+/// keys with equal hashes are chained and told apart by comparing them.
+struct KeyIndex {
+    start: usize,
+    /// Hash → the last position holding a key with that hash.
+    heads: rustc_hash::FxHashMap<u64, usize>,
+    /// Position − start → the previous position with the same hash.
+    chain: Vec<Option<usize>>,
+}
+
+fn sip(key: &str) -> u64 {
+    use std::hash::BuildHasher;
+    crate::Sip::default().hash_one(key)
+}
+
+impl KeyIndex {
+    /// The index of `entries[start..used]`, whose keys are distinct.
+    fn new(entries: &[Entry<'_>], start: usize, used: usize) -> Self {
+        let mut index = KeyIndex {
+            start,
+            // Keyed by SipHash values, which a submission cannot steer: Fx is safe here.
+            heads: rustc_hash::FxHashMap::default(),
+            chain: Vec::new(),
+        };
+        for (k, _) in &entries[start..used] {
+            index.add(sip(k));
+        }
+        index
+    }
+
+    /// The position of `key` among the indexed entries (or `None`), and its hash.
+    fn find(&self, entries: &[Entry<'_>], key: &str) -> (Option<usize>, u64) {
+        let hash = sip(key);
+        let mut at = self.heads.get(&hash).copied();
+        while let Some(pos) = at {
+            if same(&entries[pos].0, key) {
+                return (Some(pos), hash);
+            }
+            at = self.chain[pos - self.start];
+        }
+        (None, hash)
+    }
+
+    /// Indexes the next position (`start + ` the number indexed so far).
+    fn add(&mut self, hash: u64) {
+        let pos = self.start + self.chain.len();
+        let previous = self.heads.insert(hash, pos);
+        self.chain.push(previous);
+    }
 }
 
 /// What unused slots hold.
@@ -407,20 +460,16 @@ impl ObjectBuilder {
         bit: u64,
     ) {
         if self.index.is_none() && self.used - self.start >= INDEX_AFTER {
-            self.index = Some(
-                entries[self.start..self.used]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (k.as_ref().into(), self.start + i))
-                    .collect(),
-            );
+            self.index = Some(KeyIndex::new(entries, self.start, self.used));
         }
-        if let Some(index) = &mut self.index {
-            match index.get(key.as_ref()) {
-                Some(&at) => entries[at].1 = value,
-                None => {
-                    index.insert(key.as_ref().into(), self.used);
+        if let Some(index) = &self.index {
+            match index.find(entries, &key) {
+                (Some(at), _) => entries[at].1 = value,
+                (None, hash) => {
                     self.put(entries, key, value);
+                    if let Some(index) = &mut self.index {
+                        index.add(hash);
+                    }
                 }
             }
             return;
@@ -784,10 +833,16 @@ mod tests {
         assert_eq!(line.get("f"), Some(&LiteValue::Null));
         assert_eq!(line.entries().len(), 7);
         assert_eq!(line.entries()[0].0, "a");
-        assert_eq!(one("[1, 2]").get(0), Some(Line::NonObject));
-        assert_eq!(one("5").get(0), Some(Line::NonObject));
-        assert_eq!(one("{nope").get(0), Some(Line::Invalid));
-        assert_eq!(one("{} {}").get(0), Some(Line::Invalid));
+        for (text, json) in [
+            ("[1, 2]", true),
+            ("5", true),
+            ("{nope", false),
+            ("{} {}", false),
+        ] {
+            let lines = one(text);
+            let line = lines.get(0).expect("one line");
+            assert_eq!((line, line.is_json()), (Line::Other(text), json));
+        }
     }
 
     #[test]
@@ -804,8 +859,7 @@ mod tests {
         let got = lines.get(0).expect("one line");
         match serde_only(text) {
             Ok(entries) => assert_eq!(got, Line::Object(&entries), "{text:?}"),
-            Err(true) => assert_eq!(got, Line::NonObject, "{text:?}"),
-            Err(false) => assert_eq!(got, Line::Invalid, "{text:?}"),
+            Err(json) => assert_eq!((got, got.is_json()), (Line::Other(text), json), "{text:?}"),
         }
     }
 
@@ -911,8 +965,11 @@ mod tests {
         for (got, text) in lines.iter().zip(&texts) {
             match serde_only(text) {
                 Ok(entries) => assert_eq!(got, Line::Object(&entries), "{text:?} in {data:?}"),
-                Err(true) => assert_eq!(got, Line::NonObject, "{text:?} in {data:?}"),
-                Err(false) => assert_eq!(got, Line::Invalid, "{text:?} in {data:?}"),
+                Err(json) => assert_eq!(
+                    (got, got.is_json()),
+                    (Line::Other(text), json),
+                    "{text:?} in {data:?}"
+                ),
             }
         }
     }
