@@ -205,10 +205,10 @@ fn score(
         .filter(|k| meta.contains_key(**k))
         .count() as f64
         * 3.0;
-    let correctness = correctness(ctx, meta, &schema, lines)?;
+    let correctness = correctness(ctx, meta, schema, lines)?;
     let robustness = robustness(&ctx.mode, log);
     let mut efficiency = efficiency(meta, log)?;
-    let data_quality = data_quality(ctx, &schema, lines)?;
+    let data_quality = data_quality(ctx, schema, lines)?;
     let mut observability = observability(meta, metadata, log);
     if completeness < 15.0 {
         efficiency = 0.0;
