@@ -127,12 +127,22 @@ pub fn parse_record_id(task: &TaskSpec, record_id: &str) -> Option<u32> {
 
 /// The canonical record id of record `index`.
 pub fn record_id(task: &TaskSpec, index: u32) -> String {
-    format!("{}-{:06}", task.task_id, index)
+    let mut id = Vec::with_capacity(task.task_id.len() + 8);
+    id.extend_from_slice(task.task_id.as_bytes());
+    id.push(b'-');
+    padded(&mut id, index, 6);
+    // A task id and ASCII digits.
+    String::from_utf8(id).unwrap_or_default()
 }
 
 /// The id of the totals row served on `page`.
 pub fn totals_id(task: &TaskSpec, page: u32) -> String {
-    format!("{}-TOTAL-{:04}", task.task_id, page)
+    let mut id = Vec::with_capacity(task.task_id.len() + 12);
+    id.extend_from_slice(task.task_id.as_bytes());
+    id.extend_from_slice(b"-TOTAL-");
+    padded(&mut id, page, 4);
+    // A task id, ASCII letters and digits.
+    String::from_utf8(id).unwrap_or_default()
 }
 
 /// Sums of a page's value fields, carried by its totals row.
@@ -373,6 +383,9 @@ mod tests {
     fn record_ids_round_trip_and_reject_impostors() {
         let t = task("T3_duplicates").expect("registry");
         assert_eq!(record_id(t, 7), "T3_duplicates-000007");
+        assert_eq!(record_id(t, 1_234_567), "T3_duplicates-1234567");
+        assert_eq!(totals_id(t, 3), "T3_duplicates-TOTAL-0003");
+        assert_eq!(totals_id(t, 123_456), "T3_duplicates-TOTAL-123456");
         assert_eq!(parse_record_id(t, "T3_duplicates-000007"), Some(7));
         for bad in [
             "T3_duplicates-7",

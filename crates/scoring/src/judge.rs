@@ -772,8 +772,8 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result
     for line in lines.iter() {
         // One pass over the row; keys are unique within a parsed row.
         for (k, v) in line.entries() {
-            match k.as_ref() {
-                "year" => {
+            match range_check(k) {
+                Some(RangeCheck::Year) => {
                     checks += 1.0;
                     if let Some(y) = v.py_number()
                         && (1900.0..=2100.0).contains(&y)
@@ -785,13 +785,13 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result
                         }
                     }
                 }
-                "value" | "trade_value" | "tradeValue" | "primaryValue" => {
+                Some(RangeCheck::Value) => {
                     checks += 1.0;
                     if v.py_number().is_some_and(|x| x >= 0.0) {
                         valid += 1.0;
                     }
                 }
-                "qty" | "quantity" | "netWgt" => {
+                Some(RangeCheck::Quantity) => {
                     checks += 1.0;
                     if matches!(v, LiteValue::Null) || v.py_number().is_some_and(|x| x >= 0.0) {
                         valid += 1.0;
@@ -803,6 +803,34 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result
     }
     let ranges = if checks == 0.0 { 1.0 } else { valid / checks };
     Ok((5.0 * (content + type_score + ranges)).min(15.0))
+}
+
+/// The keys the released judge range-checked.
+enum RangeCheck {
+    /// `year`.
+    Year,
+    /// `value`, `trade_value`, `tradeValue`, `primaryValue`.
+    Value,
+    /// `qty`, `quantity`, `netWgt`.
+    Quantity,
+}
+
+/// Which range check a key gets: told apart by length and first byte (unique among the
+/// eight names), then confirmed byte for byte.
+#[inline(always)]
+fn range_check(key: &str) -> Option<RangeCheck> {
+    let (name, check) = match (key.len(), key.as_bytes().first()?) {
+        (4, b'y') => ("year", RangeCheck::Year),
+        (5, b'v') => ("value", RangeCheck::Value),
+        (11, b't') => ("trade_value", RangeCheck::Value),
+        (10, b't') => ("tradeValue", RangeCheck::Value),
+        (12, b'p') => ("primaryValue", RangeCheck::Value),
+        (3, b'q') => ("qty", RangeCheck::Quantity),
+        (8, b'q') => ("quantity", RangeCheck::Quantity),
+        (6, b'n') => ("netWgt", RangeCheck::Quantity),
+        _ => return None,
+    };
+    same(key, name).then_some(check)
 }
 
 fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 {

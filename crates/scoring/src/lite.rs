@@ -133,7 +133,7 @@ impl<'l, 'a> Line<'l, 'a> {
 
     /// Like [`Line::get`], trying position `*hint` first and remembering where the key was:
     /// rows of one submission nearly always share their key order, so lookups become O(1).
-    #[inline]
+    #[inline(always)]
     pub fn get_hinted(&self, key: &str, hint: &mut usize) -> Option<&'l LiteValue<'a>> {
         let entries = self.entries();
         if let Some((k, v)) = entries.get(*hint)

@@ -117,10 +117,16 @@ impl<'a> KeyAtom<'a> {
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             KeyAtom::None => out.push(0),
-            KeyAtom::Int(i) => {
-                out.push(1);
-                out.extend_from_slice(&i.to_le_bytes());
-            }
+            KeyAtom::Int(i) => match i64::try_from(*i) {
+                Ok(small) => {
+                    out.push(1);
+                    out.extend_from_slice(&small.to_le_bytes());
+                }
+                Err(_) => {
+                    out.push(5);
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+            },
             KeyAtom::Float(bits) => {
                 out.push(2);
                 out.extend_from_slice(&bits.to_le_bytes());
