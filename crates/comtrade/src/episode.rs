@@ -450,7 +450,7 @@ impl Episode {
     fn resolve_ids(&self, ids: &[String]) -> String {
         let task = self.task();
         let writer = RowWriter::for_task(task);
-        let mut out = Vec::with_capacity(ids.len() * writer.typical_row_len());
+        let mut out = String::with_capacity(ids.len() * writer.typical_row_len());
         for id in ids {
             let row = match self.generator.index_of(id) {
                 Some(i) if self.was_served(i) => self.generator.record(i).map(Row::Record),
@@ -462,17 +462,11 @@ impl Episode {
             };
             match row {
                 Some(row) => writer.write(&row, &mut out),
-                None => {
-                    // Writing into a Vec cannot fail.
-                    let _ =
-                        serde_json::to_writer(&mut out, &serde_json::json!({ "record_id": id }));
-                }
+                None => out.push_str(&serde_json::json!({ "record_id": id }).to_string()),
             }
-            out.push(b'\n');
+            out.push('\n');
         }
-        // Only UTF-8 was written (serde_json and ASCII).
-        String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        out
     }
 }
 

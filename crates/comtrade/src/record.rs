@@ -127,22 +127,20 @@ pub fn parse_record_id(task: &TaskSpec, record_id: &str) -> Option<u32> {
 
 /// The canonical record id of record `index`.
 pub fn record_id(task: &TaskSpec, index: u32) -> String {
-    let mut id = Vec::with_capacity(task.task_id.len() + 8);
-    id.extend_from_slice(task.task_id.as_bytes());
-    id.push(b'-');
+    let mut id = String::with_capacity(task.task_id.len() + 8);
+    id.push_str(task.task_id);
+    id.push('-');
     padded(&mut id, index, 6);
-    // A task id and ASCII digits.
-    String::from_utf8(id).unwrap_or_default()
+    id
 }
 
 /// The id of the totals row served on `page`.
 pub fn totals_id(task: &TaskSpec, page: u32) -> String {
-    let mut id = Vec::with_capacity(task.task_id.len() + 12);
-    id.extend_from_slice(task.task_id.as_bytes());
-    id.extend_from_slice(b"-TOTAL-");
+    let mut id = String::with_capacity(task.task_id.len() + 12);
+    id.push_str(task.task_id);
+    id.push_str("-TOTAL-");
     padded(&mut id, page, 4);
-    // A task id, ASCII letters and digits.
-    String::from_utf8(id).unwrap_or_default()
+    id
 }
 
 /// Sums of a page's value fields, carried by its totals row.
@@ -252,28 +250,45 @@ impl Serialize for RowJson<'_> {
 pub struct RowWriter<'a> {
     task: &'a TaskSpec,
     /// `{"year":…,"reporter":…,…,"cmdCode":…,"tradeValue":`
-    record_head: Vec<u8>,
+    record_head: String,
     /// `{"year":…,"reporter":…,"partner":"WLD",…,"cmdCode":"TOTAL","tradeValue":`
-    totals_head: Vec<u8>,
+    totals_head: String,
     /// `,"record_id":"{task_id}-`
-    id_head: Vec<u8>,
+    id_head: String,
+}
+
+/// Where rows are written: bytes for the wire, or a `String` (JSON Lines), which then needs no
+/// UTF-8 check because only `str`s go in.
+pub trait Sink {
+    /// Appends `s`.
+    fn put(&mut self, s: &str);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+}
+
+impl Sink for String {
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
 }
 
 /// Appends a JSON string the way serde_json writes it.
-fn json_str(out: &mut Vec<u8>, s: &str) {
-    // Writing into a Vec cannot fail, and a `str` always serialises.
-    let _ = serde_json::to_writer(&mut *out, s);
+fn json_str(out: &mut String, s: &str) {
+    // A `str` always serialises.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
 /// Appends `n` in decimal, zero-padded to `width` digits (`{n:0width$}`).
-fn padded(out: &mut Vec<u8>, n: u32, width: usize) {
+fn padded(out: &mut impl Sink, n: u32, width: usize) {
+    const ZEROS: &str = "0000000000";
     let mut buf = itoa::Buffer::new();
-    let digits = buf.format(n).as_bytes();
-    out.extend(std::iter::repeat_n(
-        b'0',
-        width.saturating_sub(digits.len()),
-    ));
-    out.extend_from_slice(digits);
+    let digits = buf.format(n);
+    out.put(&ZEROS[..width.saturating_sub(digits.len()).min(ZEROS.len())]);
+    out.put(digits);
 }
 
 impl<'a> RowWriter<'a> {
@@ -281,9 +296,9 @@ impl<'a> RowWriter<'a> {
     pub fn new(task: &'a TaskSpec) -> Self {
         let q = &task.query;
         let head = |partner: &str, hs: &str| {
-            let mut h = Vec::with_capacity(128);
-            h.extend_from_slice(b"{\"year\":");
-            h.extend_from_slice(itoa::Buffer::new().format(q.year).as_bytes());
+            let mut h = String::with_capacity(128);
+            h.push_str("{\"year\":");
+            h.push_str(itoa::Buffer::new().format(q.year));
             for (key, value) in [
                 ("reporter", q.reporter),
                 ("partner", partner),
@@ -291,19 +306,19 @@ impl<'a> RowWriter<'a> {
                 ("hs", hs),
                 ("cmdCode", hs),
             ] {
-                h.push(b',');
+                h.push(',');
                 json_str(&mut h, key);
-                h.push(b':');
+                h.push(':');
                 json_str(&mut h, value);
             }
-            h.extend_from_slice(b",\"tradeValue\":");
+            h.push_str(",\"tradeValue\":");
             h
         };
-        let mut id_head = b",\"record_id\":".to_vec();
+        let mut id_head = String::from(",\"record_id\":");
         json_str(&mut id_head, task.task_id);
         // Reopen the string after the task id: `"T2_multi_page` + `-`.
         id_head.pop();
-        id_head.push(b'-');
+        id_head.push('-');
         RowWriter {
             task,
             record_head: head(q.partner, q.hs),
@@ -329,28 +344,28 @@ impl<'a> RowWriter<'a> {
     }
 
     /// Appends one row as a JSON object (no newline).
-    pub fn write(&self, row: &Row, out: &mut Vec<u8>) {
+    pub fn write(&self, row: &Row, out: &mut impl Sink) {
         let mut num = itoa::Buffer::new();
         let (head, values) = match row {
             Row::Record(r) => (&self.record_head, [r.trade_value, r.net_weight, r.qty]),
             Row::Totals(t) => (&self.totals_head, [t.trade_value, t.net_weight, t.qty]),
         };
-        out.extend_from_slice(head);
-        out.extend_from_slice(num.format(values[0]).as_bytes());
-        out.extend_from_slice(b",\"netWeight\":");
-        out.extend_from_slice(num.format(values[1]).as_bytes());
-        out.extend_from_slice(b",\"qty\":");
-        out.extend_from_slice(num.format(values[2]).as_bytes());
-        out.extend_from_slice(&self.id_head);
+        out.put(head);
+        out.put(num.format(values[0]));
+        out.put(",\"netWeight\":");
+        out.put(num.format(values[1]));
+        out.put(",\"qty\":");
+        out.put(num.format(values[2]));
+        out.put(&self.id_head);
         match row {
             Row::Record(r) => {
                 padded(out, r.index, 6);
-                out.extend_from_slice(b"\"}");
+                out.put("\"}");
             }
             Row::Totals(t) => {
-                out.extend_from_slice(b"TOTAL-");
+                out.put("TOTAL-");
                 padded(out, t.page, 4);
-                out.extend_from_slice(b"\",\"is_total\":true,\"isTotal\":true}");
+                out.put("\",\"is_total\":true,\"isTotal\":true}");
             }
         }
     }
@@ -364,14 +379,10 @@ impl<'a> RowWriter<'a> {
 /// Writes rows as JSON Lines (one object per line, each line ending in `\n`).
 pub fn write_jsonl<'a>(task: &TaskSpec, rows: impl IntoIterator<Item = &'a Row>, out: &mut String) {
     let writer = RowWriter::for_task(task);
-    let mut buf = std::mem::take(out).into_bytes();
     for row in rows {
-        writer.write(row, &mut buf);
-        buf.push(b'\n');
+        writer.write(row, out);
+        out.push('\n');
     }
-    // Only UTF-8 was written: serde_json's strings and ASCII.
-    *out = String::from_utf8(buf)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
 }
 
 #[cfg(test)]
