@@ -1005,6 +1005,48 @@ mod tests {
             parse_agrees_with_serde(&lines.join("\n"));
         }
 
+        /// Rows sharing a layout whose values repeat, grow, shrink or change kind from row to
+        /// row: the key predictions must never change what a row reads as.
+        #[test]
+        fn repeating_layouts_agree_with_serde(
+            rows in proptest::collection::vec(
+                (
+                    proptest::collection::vec(prop_oneof![
+                        Just("2022".to_string()),
+                        Just("20221".to_string()),
+                        Just("202".to_string()),
+                        Just("2022.5".to_string()),
+                        Just("2022e1".to_string()),
+                        Just("-2022".to_string()),
+                        Just("\"276\"".to_string()),
+                        Just("\"2765\"".to_string()),
+                        Just("\"27\\u0036\"".to_string()),
+                        Just("true".to_string()),
+                        Just("truex".to_string()),
+                        Just("null".to_string()),
+                        Just("[1]".to_string()),
+                    ], 3),
+                    prop_oneof![Just(":"), Just(": "), Just(" :"), Just(":  ")],
+                    prop_oneof![Just(","), Just(", "), Just(" ,")],
+                ),
+                1..12,
+            ),
+        ) {
+            let keys = ["year", "reporter", "qty"];
+            let data: Vec<String> = rows
+                .iter()
+                .map(|(values, colon, comma)| {
+                    let body: Vec<String> = keys
+                        .iter()
+                        .zip(values)
+                        .map(|(k, v)| format!("\"{k}\"{colon}{v}"))
+                        .collect();
+                    format!("{{{}}}", body.join(comma))
+                })
+                .collect();
+            parse_agrees_with_serde(&data.join("\n"));
+        }
+
         /// Well-formed flat objects, with every kind of value the scanner reads and the
         /// spacing Python's json.dumps and serde_json write.
         #[test]
