@@ -727,42 +727,7 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result
         }
         valid as f64 / lines.len() as f64
     };
-    // types: the JSON types seen per key. Rows nearly always share key order, so the same
-    // position is tried first; a key elsewhere is found through an index.
-    let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
-    let mut positions: SipMap<&str, usize> = SipMap::default();
-    for line in lines.iter() {
-        for (j, (k, v)) in line.entries().iter().enumerate() {
-            let bit = match v {
-                LiteValue::Null => 0,
-                LiteValue::Bool(_) => 1,
-                LiteValue::Int(_) | LiteValue::UInt(_) => 2,
-                LiteValue::Float(_) => 4,
-                LiteValue::Str(_) => 8,
-                LiteValue::List => 16,
-                LiteValue::Dict => 32,
-            };
-            match types.get_mut(j) {
-                Some(slot) if same(slot.0, k) => slot.1 |= bit,
-                _ => match positions.entry(k.as_ref()) {
-                    std::collections::hash_map::Entry::Occupied(at) => types[*at.get()].1 |= bit,
-                    std::collections::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(types.len());
-                        types.push((k.as_ref(), bit));
-                    }
-                },
-            }
-        }
-    }
-    let type_score = if types.is_empty() {
-        0.0
-    } else {
-        types
-            .iter()
-            .filter(|(_, bits)| bits.count_ones() <= 1)
-            .count() as f64
-            / types.len() as f64
-    };
+    let type_score = type_consistency(lines);
     // ranges
     let task_year = match &ctx.year {
         Value::Number(n) => n.as_f64(),
@@ -803,6 +768,66 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result
     }
     let ranges = if checks == 0.0 { 1.0 } else { valid / checks };
     Ok((5.0 * (content + type_score + ranges)).min(15.0))
+}
+
+/// The judge's type check: the share of keys whose non-null values all have one JSON type
+/// (0 without keys). Rows nearly always share key order, so the same position is tried first;
+/// a key elsewhere is found through an index.
+fn type_consistency(lines: &Lines<'_>) -> f64 {
+    let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
+    // The index is built only when a row strays from the first object row's key order: the
+    // first row's keys are unique and all new, so they need no lookup at all.
+    let mut positions: Option<SipMap<&str, usize>> = None;
+    let mut first_row = true;
+    for line in lines.iter() {
+        let entries = line.entries();
+        if entries.is_empty() {
+            continue;
+        }
+        for (j, (k, v)) in entries.iter().enumerate() {
+            let bit = match v {
+                LiteValue::Null => 0,
+                LiteValue::Bool(_) => 1,
+                LiteValue::Int(_) | LiteValue::UInt(_) => 2,
+                LiteValue::Float(_) => 4,
+                LiteValue::Str(_) => 8,
+                LiteValue::List => 16,
+                LiteValue::Dict => 32,
+            };
+            match types.get_mut(j) {
+                Some(slot) if same(slot.0, k) => slot.1 |= bit,
+                _ if first_row => types.push((k.as_ref(), bit)),
+                _ => {
+                    let index = positions.get_or_insert_with(|| {
+                        types
+                            .iter()
+                            .enumerate()
+                            .map(|(i, (key, _))| (*key, i))
+                            .collect()
+                    });
+                    match index.entry(k.as_ref()) {
+                        std::collections::hash_map::Entry::Occupied(at) => {
+                            types[*at.get()].1 |= bit
+                        }
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            slot.insert(types.len());
+                            types.push((k.as_ref(), bit));
+                        }
+                    }
+                }
+            }
+        }
+        first_row = false;
+    }
+    if types.is_empty() {
+        0.0
+    } else {
+        types
+            .iter()
+            .filter(|(_, bits)| bits.count_ones() <= 1)
+            .count() as f64
+            / types.len() as f64
+    }
 }
 
 /// The keys the released judge range-checked.
@@ -863,6 +888,47 @@ fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The position hints and the lazily built index give what a plain map of every key's
+        /// types gives, whatever the rows' key orders.
+        #[test]
+        fn type_consistency_is_per_key_types(
+            rows in proptest::collection::vec(
+                proptest::collection::vec(("[a-e]", 0usize..4), 0..6),
+                0..8,
+            ),
+        ) {
+            let values = ["null", "1", "1.5", "\"s\""];
+            let data: Vec<String> = rows
+                .iter()
+                .map(|row| {
+                    let body: Vec<String> =
+                        row.iter().map(|(k, v)| format!("\"{k}\":{}", values[*v])).collect();
+                    format!("{{{}}}", body.join(","))
+                })
+                .collect();
+            let data = data.join("\n");
+            let lines = parse_lines(&data);
+            let mut naive: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+                Default::default();
+            for line in lines.iter() {
+                for (k, v) in line.entries() {
+                    let kinds = naive.entry(k.as_ref()).or_default();
+                    if *v != LiteValue::Null {
+                        kinds.insert(v.type_name());
+                    }
+                }
+            }
+            let want = if naive.is_empty() {
+                0.0
+            } else {
+                naive.values().filter(|t| t.len() <= 1).count() as f64 / naive.len() as f64
+            };
+            prop_assert_eq!(type_consistency(&lines), want);
+        }
+    }
 
     #[test]
     fn robustness_ladders() {
