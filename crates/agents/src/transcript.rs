@@ -82,9 +82,9 @@ impl Transcript {
     }
 }
 
-/// `s.lines().count()` by counting newline bytes (the char searcher behind `lines` is a
-/// tenth of an episode's time on a 2 345-record payload): every `\n` ends a line, and text
-/// after the last one is a line too.
+/// `s.lines().count()` by counting newline bytes (the char searcher behind `lines` took 3% of
+/// an L2 episode on a 2 345-record payload): every `\n` ends a line, and text after the last
+/// one is a line too.
 fn line_count(s: &str) -> usize {
     let newlines = s.bytes().filter(|&b| b == b'\n').count();
     newlines + usize::from(!s.is_empty() && !s.ends_with('\n'))
