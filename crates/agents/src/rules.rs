@@ -395,7 +395,13 @@ impl Policy for RulePolicy {
                 .collect();
             (data, ids)
         } else {
-            (st.collector.data_jsonl(), st.collector.ids())
+            // Ids are only sent under the ids protocol; rendering 2 345 of them is not free.
+            let ids = if st.protocol == SubmissionProtocol::Ids {
+                st.collector.ids()
+            } else {
+                Vec::new()
+            };
+            (st.collector.data_jsonl(), ids)
         };
         let report = Report {
             row_count: if empty { 0 } else { st.collector.kept().len() },

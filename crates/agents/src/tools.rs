@@ -79,14 +79,21 @@ impl ToolResult {
     /// The result as a transcript keeps it: pages as their record ids.
     pub fn summary(&self, task: &TaskSpec) -> Value {
         match self {
-            ToolResult::Page(page) => json!({
-                "page": page.page,
-                "has_more": page.has_more,
-                "total_pages": page.total_pages,
-                "request": page.request,
-                "rows": page.rows.len(),
-                "record_ids": page.rows.iter().map(|r: &Row| r.id(task)).collect::<Vec<_>>(),
-            }),
+            ToolResult::Page(page) => {
+                let mut summary = json!({
+                    "page": page.page,
+                    "has_more": page.has_more,
+                    "total_pages": page.total_pages,
+                    "request": page.request,
+                    "rows": page.rows.len(),
+                });
+                // Built in place: `json!` would copy every id once more.
+                let ids = page.rows.iter().map(|r: &Row| Value::String(r.id(task)));
+                if let Value::Object(m) = &mut summary {
+                    m.insert("record_ids".into(), Value::Array(ids.collect()));
+                }
+                summary
+            }
             other => other.to_json(task),
         }
     }

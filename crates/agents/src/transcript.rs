@@ -88,12 +88,20 @@ impl Transcript {
     }
 }
 
+/// `s.lines().count()` by counting newline bytes (the char searcher behind `lines` took 3% of
+/// an L2 episode on a 2 345-record payload): every `\n` ends a line, and text after the last
+/// one is a line too.
+fn line_count(s: &str) -> usize {
+    let newlines = s.bytes().filter(|&b| b == b'\n').count();
+    newlines + usize::from(!s.is_empty() && !s.ends_with('\n'))
+}
+
 /// Replaces long strings by `{bytes, lines}` (the submitted files' SHA-256 is in the record).
 pub fn summarise(v: &Value) -> Value {
     match v {
         Value::String(s) if s.len() > INLINE_LIMIT => json!({
             "bytes": s.len(),
-            "lines": s.lines().count(),
+            "lines": line_count(s),
         }),
         Value::Array(items) if items.len() > 64 => json!({"items": items.len()}),
         Value::Array(items) => Value::Array(items.iter().map(summarise).collect()),
@@ -101,5 +109,28 @@ pub fn summarise(v: &Value) -> Value {
             Value::Object(m.iter().map(|(k, v)| (k.clone(), summarise(v))).collect())
         }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_count_is_lines_count() {
+        for s in [
+            "",
+            "a",
+            "a\n",
+            "a\n\nb",
+            "\n",
+            "\n\n",
+            "a\r\nb\r\n",
+            "\r\n",
+            "x\ry",
+            "é\nü",
+        ] {
+            assert_eq!(line_count(s), s.lines().count(), "{s:?}");
+        }
     }
 }

@@ -18,7 +18,7 @@ use crate::protocol::{
     Constraints, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol,
     SubmitArgs, TaskInfo, ToolError,
 };
-use crate::record::{Generator, Row, RowJson, Totals, record_id, totals_id};
+use crate::record::{Generator, Row, RowWriter, Totals, record_id, totals_id};
 use crate::stress::{ComtradeAdapter, StressConfig};
 use crate::submission::Submission;
 use crate::task::FaultFamily;
@@ -464,7 +464,8 @@ impl Episode {
     /// an id never served becomes `{"record_id": id}`, which matches nothing (fabricated).
     fn resolve_ids(&self, ids: &[String]) -> String {
         let task = self.task();
-        let mut out = String::new();
+        let writer = RowWriter::for_task(task);
+        let mut out = String::with_capacity(ids.len() * writer.typical_row_len());
         for id in ids {
             let row = match self.generator.index_of(id) {
                 Some(i) if self.was_served(i) => self.generator.record(i).map(Row::Record),
@@ -474,14 +475,11 @@ impl Episode {
                     .find(|t| totals_id(task, t.page) == *id)
                     .map(|t| Row::Totals(*t)),
             };
-            let line = match row {
-                Some(row) => serde_json::to_string(&RowJson { task, row: &row }),
-                None => serde_json::to_string(&serde_json::json!({ "record_id": id })),
-            };
-            if let Ok(line) = line {
-                out.push_str(&line);
-                out.push('\n');
+            match row {
+                Some(row) => writer.write(&row, &mut out),
+                None => out.push_str(&serde_json::json!({ "record_id": id }).to_string()),
             }
+            out.push('\n');
         }
         out
     }

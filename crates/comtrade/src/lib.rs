@@ -31,7 +31,7 @@ pub use protocol::{
     ArgumentError, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse,
     SubmissionProtocol, SubmitArgs, TaskInfo, ToolError,
 };
-pub use record::{Generator, Record, Row, RowJson, Totals};
+pub use record::{Generator, Record, Row, RowJson, RowWriter, Totals};
 pub use stress::StressConfig;
 pub use submission::Submission;
 pub use task::{FaultFamily, PagingMode, Query, TaskSpec, task, tasks};

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::record::{Row, RowJson};
+use crate::record::{Row, RowJson, RowWriter};
 use crate::task::TaskSpec;
 
 /// How argument errors are flagged: `legacy` copies the released API (422 with `retry: true`,
@@ -274,6 +274,37 @@ pub struct PageResponse {
 }
 
 impl PageResponse {
+    /// The answer's JSON bytes as the REST API sends them: `{"rows":[…],"page":…,
+    /// "page_size":…,"total_pages":…,"total_rows":…,"has_more":…,"request":…}` in that order,
+    /// the same bytes serde_json writes for these fields, the rows written by [`RowWriter`].
+    pub fn write_json(&self, task: &TaskSpec, out: &mut Vec<u8>) {
+        let writer = RowWriter::for_task(task);
+        out.reserve(self.rows.len() * writer.typical_row_len() + 160);
+        out.extend_from_slice(b"{\"rows\":[");
+        for (i, row) in self.rows.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            writer.write(row, out);
+        }
+        let mut num = itoa::Buffer::new();
+        out.extend_from_slice(b"],\"page\":");
+        out.extend_from_slice(num.format(self.page).as_bytes());
+        out.extend_from_slice(b",\"page_size\":");
+        out.extend_from_slice(num.format(self.page_size).as_bytes());
+        out.extend_from_slice(b",\"total_pages\":");
+        out.extend_from_slice(num.format(self.total_pages).as_bytes());
+        out.extend_from_slice(b",\"total_rows\":");
+        out.extend_from_slice(num.format(self.total_rows).as_bytes());
+        out.extend_from_slice(if self.has_more {
+            b",\"has_more\":true,\"request\":"
+        } else {
+            b",\"has_more\":false,\"request\":"
+        });
+        out.extend_from_slice(num.format(self.request).as_bytes());
+        out.push(b'}');
+    }
+
     /// The answer as the released JSON object.
     pub fn to_json(&self, task: &TaskSpec) -> Value {
         let rows: Vec<Value> = self
@@ -351,6 +382,31 @@ mod tests {
         assert!(FetchPageArgs::from_json(&json!({})).is_err());
         assert!(FetchPageArgs::from_json(&json!({"page": 1, "pg": 2})).is_err());
         assert!(FetchPageArgs::from_json(&json!("page")).is_err());
+    }
+
+    #[test]
+    fn page_bytes_hold_the_page_json() {
+        use crate::{Episode, task::tasks};
+        for t in tasks() {
+            let mut ep = Episode::new(t, 5, EpisodeOptions::default());
+            for page in 1..=i64::from(t.total_pages()) + 1 {
+                let Ok(p) = ep.fetch_page(FetchPageArgs {
+                    page,
+                    page_size: Some(7),
+                }) else {
+                    continue;
+                };
+                let mut bytes = Vec::new();
+                p.write_json(t, &mut bytes);
+                let parsed: Value = serde_json::from_slice(&bytes).expect("valid JSON");
+                assert_eq!(parsed, p.to_json(t), "{} page {page}", t.task_id);
+                let text = String::from_utf8(bytes).expect("utf-8");
+                assert!(
+                    text.starts_with("{\"rows\":[")
+                        && text.ends_with(&format!(",\"request\":{}}}", p.request))
+                );
+            }
+        }
     }
 
     #[test]

@@ -6,10 +6,13 @@
 //! below 10⁻¹³, reads on). The other fields come from the task's query;
 //! `record_id = "{task_id}-{i:06}"`. Contiguous records are generated in one sequential pass.
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::rng::{RECORD_STREAM, RECORD_WORDS, Stream, task_key};
-use crate::task::TaskSpec;
+use crate::rng::{RECORD_STREAM, RECORD_WORDS, Stream, below_first, task_key};
+use crate::task::{TaskSpec, tasks};
 
 /// The value fields of one canonical record (the rest is the task's query).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,15 +58,42 @@ impl Generator {
         self.records(index..index.saturating_add(1)).next()
     }
 
-    /// Canonical records `range` (clipped to the set), generated in one sequential pass.
+    /// Canonical records `range` (clipped to the set), generated in one sequential pass: each
+    /// record reads its eight words at once, so the stream is already at the next record's
+    /// first word; a record whose draws need a rejection redraw is drawn again word by word.
     pub fn records(&self, range: std::ops::Range<u32>) -> impl Iterator<Item = Record> + '_ {
         let end = range.end.min(self.task.total_rows);
         let mut s = Stream::new(&self.key, RECORD_STREAM);
+        // Whether the stream stands at the first word of the next record.
+        let mut aligned = false;
         (range.start..end).map(move |index| {
-            s.seek_word(RECORD_WORDS * u128::from(index));
-            let trade_value = s.below(1_000_000);
-            let net_weight = s.below(50_000);
-            let qty = s.below(10_000);
+            let first_word = RECORD_WORDS * u128::from(index);
+            if !aligned {
+                s.seek_word(first_word);
+            }
+            let mut words = [0u8; 4 * RECORD_WORDS as usize];
+            s.fill(&mut words);
+            let draw = |k: usize| {
+                let mut x = [0u8; 8];
+                x.copy_from_slice(&words[8 * k..8 * k + 8]);
+                u64::from_le_bytes(x)
+            };
+            let fast = (
+                below_first(draw(0), 1_000_000),
+                below_first(draw(1), 50_000),
+                below_first(draw(2), 10_000),
+            );
+            let (trade_value, net_weight, qty) = match fast {
+                (Some(t), Some(n), Some(q)) => {
+                    aligned = true;
+                    (t, n, q)
+                }
+                _ => {
+                    s.seek_word(first_word);
+                    aligned = false;
+                    (s.below(1_000_000), s.below(50_000), s.below(10_000))
+                }
+            };
             Record {
                 index,
                 trade_value,
@@ -97,12 +127,20 @@ pub fn parse_record_id(task: &TaskSpec, record_id: &str) -> Option<u32> {
 
 /// The canonical record id of record `index`.
 pub fn record_id(task: &TaskSpec, index: u32) -> String {
-    format!("{}-{:06}", task.task_id, index)
+    let mut id = String::with_capacity(task.task_id.len() + 8);
+    id.push_str(task.task_id);
+    id.push('-');
+    padded(&mut id, index, 6);
+    id
 }
 
 /// The id of the totals row served on `page`.
 pub fn totals_id(task: &TaskSpec, page: u32) -> String {
-    format!("{}-TOTAL-{:04}", task.task_id, page)
+    let mut id = String::with_capacity(task.task_id.len() + 12);
+    id.push_str(task.task_id);
+    id.push_str("-TOTAL-");
+    padded(&mut id, page, 4);
+    id
 }
 
 /// Sums of a page's value fields, carried by its totals row.
@@ -204,18 +242,147 @@ impl Serialize for RowJson<'_> {
     }
 }
 
-/// Writes rows as JSON Lines (one object per line, each line ending in `\n`).
-pub fn write_jsonl<'a>(task: &TaskSpec, rows: impl IntoIterator<Item = &'a Row>, out: &mut String) {
-    let mut buf = std::mem::take(out).into_bytes();
-    for row in rows {
-        // Serialising plain integers and strings cannot fail; a failed row is left out.
-        if serde_json::to_writer(&mut buf, &RowJson { task, row }).is_ok() {
-            buf.push(b'\n');
+/// Writes rows in exactly the bytes `serde_json` gives [`RowJson`], without going through
+/// serde: everything a task's rows share (key names, the query values, the id prefix) is
+/// rendered once — by serde_json, so escaping stays serde_json's — and each row is then a copy
+/// of that head, three integers and the zero-padded index.
+#[derive(Debug, Clone)]
+pub struct RowWriter<'a> {
+    task: &'a TaskSpec,
+    /// `{"year":…,"reporter":…,…,"cmdCode":…,"tradeValue":`
+    record_head: String,
+    /// `{"year":…,"reporter":…,"partner":"WLD",…,"cmdCode":"TOTAL","tradeValue":`
+    totals_head: String,
+    /// `,"record_id":"{task_id}-`
+    id_head: String,
+}
+
+/// Where rows are written: bytes for the wire, or a `String` (JSON Lines), which then needs no
+/// UTF-8 check because only `str`s go in.
+pub trait Sink {
+    /// Appends `s`.
+    fn put(&mut self, s: &str);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+}
+
+impl Sink for String {
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+/// Appends a JSON string the way serde_json writes it.
+fn json_str(out: &mut String, s: &str) {
+    // A `str` always serialises.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
+/// Appends `n` in decimal, zero-padded to `width` digits (`{n:0width$}`).
+fn padded(out: &mut impl Sink, n: u32, width: usize) {
+    const ZEROS: &str = "0000000000";
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(n);
+    out.put(&ZEROS[..width.saturating_sub(digits.len()).min(ZEROS.len())]);
+    out.put(digits);
+}
+
+impl<'a> RowWriter<'a> {
+    /// The writer of `task`'s rows.
+    pub fn new(task: &'a TaskSpec) -> Self {
+        let q = &task.query;
+        let head = |partner: &str, hs: &str| {
+            let mut h = String::with_capacity(128);
+            h.push_str("{\"year\":");
+            h.push_str(itoa::Buffer::new().format(q.year));
+            for (key, value) in [
+                ("reporter", q.reporter),
+                ("partner", partner),
+                ("flow", q.flow),
+                ("hs", hs),
+                ("cmdCode", hs),
+            ] {
+                h.push(',');
+                json_str(&mut h, key);
+                h.push(':');
+                json_str(&mut h, value);
+            }
+            h.push_str(",\"tradeValue\":");
+            h
+        };
+        let mut id_head = String::from(",\"record_id\":");
+        json_str(&mut id_head, task.task_id);
+        // Reopen the string after the task id: `"T2_multi_page` + `-`.
+        id_head.pop();
+        id_head.push('-');
+        RowWriter {
+            task,
+            record_head: head(q.partner, q.hs),
+            totals_head: head("WLD", "TOTAL"),
+            id_head,
         }
     }
-    // serde_json writes UTF-8 only.
-    *out = String::from_utf8(buf)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+
+    /// The writer of `task`, rendered once per process for the registry's tasks (a page of
+    /// ten rows would otherwise spend a fair share of its time rendering the heads).
+    pub fn for_task(task: &'a TaskSpec) -> Cow<'a, RowWriter<'a>> {
+        static REGISTRY: OnceLock<Vec<RowWriter<'static>>> = OnceLock::new();
+        let registry = REGISTRY.get_or_init(|| tasks().iter().map(RowWriter::new).collect());
+        match registry.iter().find(|w| std::ptr::eq(w.task, task)) {
+            Some(writer) => Cow::Borrowed(writer),
+            None => Cow::Owned(RowWriter::new(task)),
+        }
+    }
+
+    /// The task whose rows this writer writes.
+    pub fn task(&self) -> &'a TaskSpec {
+        self.task
+    }
+
+    /// Appends one row as a JSON object (no newline).
+    pub fn write(&self, row: &Row, out: &mut impl Sink) {
+        let mut num = itoa::Buffer::new();
+        let (head, values) = match row {
+            Row::Record(r) => (&self.record_head, [r.trade_value, r.net_weight, r.qty]),
+            Row::Totals(t) => (&self.totals_head, [t.trade_value, t.net_weight, t.qty]),
+        };
+        out.put(head);
+        out.put(num.format(values[0]));
+        out.put(",\"netWeight\":");
+        out.put(num.format(values[1]));
+        out.put(",\"qty\":");
+        out.put(num.format(values[2]));
+        out.put(&self.id_head);
+        match row {
+            Row::Record(r) => {
+                padded(out, r.index, 6);
+                out.put("\"}");
+            }
+            Row::Totals(t) => {
+                out.put("TOTAL-");
+                padded(out, t.page, 4);
+                out.put("\",\"is_total\":true,\"isTotal\":true}");
+            }
+        }
+    }
+
+    /// Bytes a record row takes with values of the registry's ranges (to size buffers).
+    pub fn typical_row_len(&self) -> usize {
+        self.record_head.len() + self.id_head.len() + 48
+    }
+}
+
+/// Writes rows as JSON Lines (one object per line, each line ending in `\n`).
+pub fn write_jsonl<'a>(task: &TaskSpec, rows: impl IntoIterator<Item = &'a Row>, out: &mut String) {
+    let writer = RowWriter::for_task(task);
+    for row in rows {
+        writer.write(row, out);
+        out.push('\n');
+    }
 }
 
 #[cfg(test)]
@@ -227,6 +394,9 @@ mod tests {
     fn record_ids_round_trip_and_reject_impostors() {
         let t = task("T3_duplicates").expect("registry");
         assert_eq!(record_id(t, 7), "T3_duplicates-000007");
+        assert_eq!(record_id(t, 1_234_567), "T3_duplicates-1234567");
+        assert_eq!(totals_id(t, 3), "T3_duplicates-TOTAL-0003");
+        assert_eq!(totals_id(t, 123_456), "T3_duplicates-TOTAL-123456");
         assert_eq!(parse_record_id(t, "T3_duplicates-000007"), Some(7));
         for bad in [
             "T3_duplicates-7",
@@ -238,6 +408,74 @@ mod tests {
         ] {
             assert_eq!(parse_record_id(t, bad), None, "{bad}");
         }
+    }
+
+    fn serde_line(t: &TaskSpec, row: &Row) -> String {
+        serde_json::to_string(&RowJson { task: t, row }).expect("json")
+    }
+
+    proptest::proptest! {
+        /// The hand-written writer gives serde_json's bytes for every task and any values,
+        /// ids past six digits and pages past four included.
+        #[test]
+        fn row_writer_writes_serde_json_bytes(
+            task_no in 0usize..11,
+            index in proptest::prop_oneof![0u32..3000, proptest::prelude::any::<u32>()],
+            values in proptest::prelude::any::<[u64; 3]>(),
+            small in 0u64..1_000_000,
+            totals in proptest::prelude::any::<bool>(),
+        ) {
+            let t = &crate::task::tasks()[task_no];
+            let row = if totals {
+                Row::Totals(Totals { page: index, trade_value: values[0], net_weight: values[1], qty: small })
+            } else {
+                Row::Record(Record { index, trade_value: small, net_weight: values[1], qty: values[2] })
+            };
+            let mut out = Vec::new();
+            RowWriter::new(t).write(&row, &mut out);
+            proptest::prop_assert_eq!(String::from_utf8(out).expect("utf-8"), serde_line(t, &row));
+        }
+    }
+
+    /// Record `index` drawn word by word as the generator card describes it.
+    fn reference_record(g: &Generator, index: u32) -> Record {
+        let mut s = Stream::new(g.key(), RECORD_STREAM);
+        s.seek_word(RECORD_WORDS * u128::from(index));
+        Record {
+            index,
+            trade_value: s.below(1_000_000),
+            net_weight: s.below(50_000),
+            qty: s.below(10_000),
+        }
+    }
+
+    #[test]
+    fn bulk_generation_equals_the_described_draws() {
+        for t in crate::task::tasks() {
+            for seed in [0, 1, 99, u64::MAX] {
+                let g = Generator::new(t, seed);
+                let from = t.total_rows / 3;
+                let bulk: Vec<Record> = g.records(from..t.total_rows).collect();
+                let one_by_one: Vec<Record> = (from..t.total_rows)
+                    .map(|i| reference_record(&g, i))
+                    .collect();
+                assert_eq!(bulk, one_by_one, "{} seed {seed}", t.task_id);
+            }
+        }
+    }
+
+    #[test]
+    fn jsonl_is_one_serde_line_per_row() {
+        let t = task("T7_totals_trap").expect("registry");
+        let mut rows: Vec<Row> = Generator::new(t, 3).truth().map(Row::Record).collect();
+        rows.insert(
+            0,
+            Row::Totals(Totals::of(1, Generator::new(t, 3).records(0..250))),
+        );
+        let mut out = String::from("kept\n");
+        write_jsonl(t, &rows, &mut out);
+        let want: String = rows.iter().map(|r| serde_line(t, r) + "\n").collect();
+        assert_eq!(out, format!("kept\n{want}"));
     }
 
     #[test]

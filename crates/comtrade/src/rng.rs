@@ -52,12 +52,19 @@ impl Stream {
         }
     }
 
+    /// Fills `out` with the next `out.len() / 4` words of the stream, little-endian: eight
+    /// words read this way are the same bits as four `next_u64` draws.
+    pub fn fill(&mut self, out: &mut [u8]) {
+        self.0.fill_bytes(out);
+    }
+
     /// The next raw 64-bit draw.
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()
     }
 
-    /// An unbiased integer in `0..n` (Lemire); `n = 0` yields 0.
+    /// An unbiased integer in `0..n` (Lemire); `n = 0` yields 0. See [`below_first`] for the
+    /// case that needs no further draw.
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             return 0;
@@ -86,6 +93,13 @@ impl Stream {
     }
 }
 
+/// `below(n)` when its first draw `x` decides it — always but with odds `n / 2⁶⁴`, when the
+/// low half of `x·n` falls under `n` and Lemire's method may have to draw again (`None`).
+pub fn below_first(x: u64, n: u64) -> Option<u64> {
+    let m = u128::from(x) * u128::from(n);
+    ((m as u64) >= n).then_some((m >> 64) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +116,21 @@ mod tests {
         }
         assert!(seen.iter().all(|&b| b));
         assert_eq!(s.below(0), 0);
+    }
+
+    #[test]
+    fn below_first_agrees_with_below_when_it_decides() {
+        let key = task_key("T2_multi_page", 4);
+        let (mut a, mut b) = (Stream::new(&key, 0), Stream::new(&key, 0));
+        for n in [1u64, 7, 10_000, 50_000, 1_000_000] {
+            for _ in 0..50 {
+                let x = a.next_u64();
+                assert_eq!(below_first(x, n), Some(b.below(n)));
+            }
+        }
+        // Low half under n: the first draw does not decide.
+        assert_eq!(below_first(0, 10), None);
+        assert_eq!(below_first(u64::MAX, 1), Some(0));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 use benchaudit_comtrade::{Generator, Record};
 use serde::Serialize;
 
-use crate::lite::{Hints, Line, LiteValue};
+use crate::SipSet;
+use crate::lite::{Line, Lines, LiteValue, same};
 
 /// Precision, recall and F1 of a submission against G.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
@@ -42,44 +43,70 @@ const FIELDS: [&str; 10] = [
     "record_id",
 ];
 
-/// Whether a parsed line is exactly canonical record `r` of the generator's task.
-pub fn matches_record(
-    generator: &Generator,
-    line: &Line<'_>,
-    r: &Record,
-    hints: &mut Hints,
-) -> bool {
-    let q = &generator.task().query;
-    let mut field = |i: usize| hints.get(line, i, FIELDS[i]).cloned();
-    let s =
-        |v: Option<LiteValue<'_>>, want: &str| v.as_ref().and_then(LiteValue::as_str) == Some(want);
-    let u = |v: Option<LiteValue<'_>>, want: u64| v.is_some_and(|v| v.equals_uint(want));
-    field(0).is_some_and(|v| v.equals_int(q.year))
-        && s(field(1), q.reporter)
-        && s(field(2), q.partner)
-        && s(field(3), q.flow)
-        && s(field(4), q.hs)
-        && s(field(5), q.hs)
-        && u(field(6), r.trade_value)
-        && u(field(7), r.net_weight)
-        && u(field(8), r.qty)
+/// The canonical field a key names: told apart by length and first byte (unique among the
+/// ten), then confirmed byte for byte.
+#[inline(always)]
+fn field_of(key: &str) -> Option<usize> {
+    let i = match (key.len(), key.as_bytes().first()?) {
+        (4, b'y') => 0,
+        (8, b'r') => 1,
+        (7, b'p') => 2,
+        (4, b'f') => 3,
+        (2, b'h') => 4,
+        (7, b'c') => 5,
+        (10, b't') => 6,
+        (9, b'n') => 7,
+        (3, b'q') => 8,
+        (9, b'r') => 9,
+        _ => return None,
+    };
+    same(key, FIELDS[i]).then_some(i)
 }
 
-/// The canonical index of a line if it is a true record; `truth` is G in order.
-pub fn true_index(
+/// What a row holds of the canonical fields (in [`FIELDS`] order), and whether it is flagged
+/// a totals row (`is_total` or `isTotal` true), in one pass over its entries.
+pub fn canonical_fields<'l>(line: &Line<'l, '_>) -> ([Option<&'l LiteValue<'l>>; 10], bool) {
+    let mut fields = [None; 10];
+    let mut flagged_total = false;
+    for (k, v) in line.entries() {
+        match field_of(k) {
+            Some(i) => fields[i] = Some(v),
+            // Keys are unique within a row; a key not starting with `i` is ruled out cheaply.
+            None => {
+                if k.as_bytes().first() == Some(&b'i')
+                    && (k == "is_total" || k == "isTotal")
+                    && *v == LiteValue::Bool(true)
+                {
+                    flagged_total = true;
+                }
+            }
+        }
+    }
+    (fields, flagged_total)
+}
+
+/// Whether a row's canonical fields are exactly canonical record `r` of the generator's task.
+pub fn matches_record(
     generator: &Generator,
-    truth: &[Record],
-    line: &Line<'_>,
-    hints: &mut Hints,
-) -> Option<u32> {
-    let id = hints.get(line, 9, FIELDS[9])?.as_str()?;
-    let index = generator.index_of(id)?;
-    let record = truth.get(index as usize)?;
-    matches_record(generator, line, record, hints).then_some(index)
+    fields: &[Option<&LiteValue<'_>>; 10],
+    r: &Record,
+) -> bool {
+    let q = &generator.task().query;
+    let s = |i: usize, want: &str| fields[i].and_then(LiteValue::as_str) == Some(want);
+    let u = |i: usize, want: u64| fields[i].is_some_and(|v| v.equals_uint(want));
+    fields[0].is_some_and(|v| v.equals_int(q.year))
+        && s(1, q.reporter)
+        && s(2, q.partner)
+        && s(3, q.flow)
+        && s(4, q.hs)
+        && s(5, q.hs)
+        && u(6, r.trade_value)
+        && u(7, r.net_weight)
+        && u(8, r.qty)
 }
 
 /// Scores parsed lines against the generator's ground truth.
-pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
+pub fn f1_of_lines(generator: &Generator, lines: &Lines<'_>) -> F1Score {
     let total = generator.task().total_rows;
     // One sequential pass over G is far cheaper than seeking to each submitted record.
     let truth: Vec<Record> = if lines.is_empty() {
@@ -89,25 +116,37 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
     };
     let mut seen = vec![false; total as usize];
     let mut unique = 0u32;
-    let mut hints = Hints::new(FIELDS.len());
-    let mut ids: rustc_hash::FxHashSet<&str> =
-        rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
+    // Distinct ids: canonical ones (one id per index) by index, the others by text.
+    let mut canonical_ids = vec![false; total as usize];
+    let mut canonical_distinct = 0u32;
+    let mut other_ids: SipSet<&str> = SipSet::default();
     let mut totals_rows = 0u32;
-    for line in lines {
-        if let Some(id) = hints.get(line, 9, FIELDS[9]).and_then(LiteValue::as_str) {
-            ids.insert(id);
-            if id.contains("-TOTAL-") {
-                totals_rows += 1;
-                continue;
+    for line in lines.iter() {
+        let (fields, flagged_total) = canonical_fields(&line);
+        let id = fields[9].and_then(LiteValue::as_str);
+        let index = id.and_then(|id| generator.index_of(id));
+        match (id, index) {
+            (_, Some(i)) => {
+                if !std::mem::replace(&mut canonical_ids[i as usize], true) {
+                    canonical_distinct += 1;
+                }
             }
+            (Some(id), None) => {
+                other_ids.insert(id);
+                if id.contains("-TOTAL-") {
+                    totals_rows += 1;
+                    continue;
+                }
+            }
+            (None, None) => {}
         }
-        if ["is_total", "isTotal"]
-            .iter()
-            .any(|k| line.get(k) == Some(&LiteValue::Bool(true)))
-        {
+        if flagged_total {
             totals_rows += 1;
         }
-        if let Some(i) = true_index(generator, &truth, line, &mut hints)
+        if let Some(i) = index
+            && truth
+                .get(i as usize)
+                .is_some_and(|r| matches_record(generator, &fields, r))
             && !std::mem::replace(&mut seen[i as usize], true)
         {
             unique += 1;
@@ -131,7 +170,7 @@ pub fn f1_of_lines(generator: &Generator, lines: &[Line<'_>]) -> F1Score {
         f1,
         submitted,
         true_unique: unique,
-        distinct_ids: ids.len() as u32,
+        distinct_ids: canonical_distinct + other_ids.len() as u32,
         totals_rows,
     }
 }

@@ -6,11 +6,14 @@
 //! Where the released scorer raised an exception, the environment scored the episode 0; the
 //! port reports that as `raised` with total 0.
 
+use std::borrow::Cow;
+
 use benchaudit_comtrade::{Submission, TaskSpec};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::lite::{Hints, Line, LiteValue, parse_lines};
+use crate::SipMap;
+use crate::lite::{Entry, Hints, Line, Lines, LiteValue, parse_lines, same};
 use crate::python::{self, KeyAtom};
 
 /// What the judge reads of a task: the expected query, the expected row count and the fault
@@ -134,11 +137,7 @@ pub fn judge(ctx: &JudgeContext, submission: &Submission) -> JudgeOutcome {
 }
 
 /// Scores a submission whose data lines are already parsed (shared with the F1 scorer).
-pub fn judge_lines(
-    ctx: &JudgeContext,
-    submission: &Submission,
-    lines: &[Line<'_>],
-) -> JudgeOutcome {
+pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &Lines<'_>) -> JudgeOutcome {
     let present = [
         &submission.data_jsonl,
         &submission.metadata_json,
@@ -199,7 +198,7 @@ fn score(
     meta: &Map<String, Value>,
     metadata: &Value,
     log: &str,
-    lines: &[Line<'_>],
+    lines: &Lines<'_>,
 ) -> Result<Breakdown, Raise> {
     let schema = schema_of(meta);
     let completeness = ["task_id", "query", "row_count", "schema", "dedup_key"]
@@ -207,10 +206,10 @@ fn score(
         .filter(|k| meta.contains_key(**k))
         .count() as f64
         * 3.0;
-    let correctness = correctness(ctx, meta, &schema, lines)?;
+    let correctness = correctness(ctx, meta, schema, lines)?;
     let robustness = robustness(&ctx.mode, log);
     let mut efficiency = efficiency(meta, log)?;
-    let data_quality = data_quality(ctx, &schema, lines)?;
+    let data_quality = data_quality(ctx, schema, lines)?;
     let mut observability = observability(meta, metadata, log);
     if completeness < 15.0 {
         efficiency = 0.0;
@@ -230,10 +229,11 @@ fn score(
 }
 
 /// `metadata.get("schema") or []`.
-fn schema_of(meta: &Map<String, Value>) -> Value {
+fn schema_of(meta: &Map<String, Value>) -> &Value {
+    static EMPTY: Value = Value::Array(Vec::new());
     match meta.get("schema") {
-        Some(v) if python::truthy(v) => v.clone(),
-        _ => Value::Array(Vec::new()),
+        Some(v) if python::truthy(v) => v,
+        _ => &EMPTY,
     }
 }
 
@@ -241,7 +241,7 @@ fn correctness(
     ctx: &JudgeContext,
     meta: &Map<String, Value>,
     schema: &Value,
-    lines: &[Line<'_>],
+    lines: &Lines<'_>,
 ) -> Result<f64, Raise> {
     let actual = lines.len() as f64;
     let expected = ctx.total_rows as f64;
@@ -287,47 +287,11 @@ fn correctness(
     if let Some(Value::Array(fields)) = meta.get("dedup_key")
         && fields.len() >= 3
     {
-        let mut keys: rustc_hash::FxHashSet<Vec<KeyAtom>> =
-            rustc_hash::FxHashSet::with_capacity_and_hasher(lines.len(), Default::default());
-        let mut hints = Hints::new(fields.len());
-        for (n, line) in lines.iter().enumerate() {
-            match line {
-                Line::Invalid => {
-                    return Err(Raise(
-                        "JSONDecodeError",
-                        format!("data.jsonl line {} is not JSON", n + 1),
-                    ));
-                }
-                Line::NonObject => {
-                    return Err(Raise(
-                        "AttributeError",
-                        format!("data.jsonl line {} is not an object", n + 1),
-                    ));
-                }
-                Line::Object(_) => {
-                    let key = fields
-                        .iter()
-                        .enumerate()
-                        .map(|(i, f)| match f {
-                            Value::String(name) => KeyAtom::of(hints.get(line, i, name), n),
-                            Value::Array(_) | Value::Object(_) => None,
-                            _ => Some(KeyAtom::None),
-                        })
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| {
-                            Raise(
-                                "TypeError",
-                                format!("unhashable dedup key on data.jsonl line {}", n + 1),
-                            )
-                        })?;
-                    keys.insert(key);
-                }
-            }
-        }
+        let distinct = distinct_keys(lines, &DedupFields::of(fields))?;
         points += if lines.is_empty() {
             6.0
         } else {
-            6.0 * keys.len() as f64 / lines.len() as f64
+            6.0 * distinct as f64 / lines.len() as f64
         };
     }
     // e. declared consistency
@@ -367,6 +331,189 @@ fn correctness(
         }
     }
     Ok(points.clamp(0.0, 30.0))
+}
+
+/// Key lists up to this many distinct fields are read field by field with position hints;
+/// longer ones by walking each row's own entries, so the cost stays linear in the rows.
+const DENSE_FIELDS: usize = 16;
+
+/// `metadata.dedup_key` as Python's `tuple(row.get(k) for k in dedup_key)` sees it: only the
+/// distinct string fields matter (a repeated field repeats a position; a number, bool or null
+/// is never a key of a JSON object, so its position is always `None`), and a list or object
+/// entry makes `row.get` raise.
+struct DedupFields<'m> {
+    /// Distinct string fields, first occurrence first.
+    names: Vec<&'m str>,
+    /// Field → its position in `names`.
+    index: SipMap<&'m str, u32>,
+    /// Whether an entry is a list or an object (unhashable).
+    unhashable: bool,
+}
+
+impl<'m> DedupFields<'m> {
+    fn of(fields: &'m [Value]) -> Self {
+        let mut names = Vec::new();
+        let mut index = SipMap::with_capacity_and_hasher(fields.len(), Default::default());
+        let mut unhashable = false;
+        for f in fields {
+            match f {
+                Value::String(name) => {
+                    if let std::collections::hash_map::Entry::Vacant(slot) =
+                        index.entry(name.as_str())
+                    {
+                        slot.insert(names.len() as u32);
+                        names.push(name.as_str());
+                    }
+                }
+                Value::Array(_) | Value::Object(_) => unhashable = true,
+                _ => {}
+            }
+        }
+        DedupFields {
+            names,
+            index,
+            unhashable,
+        }
+    }
+}
+
+/// The number of distinct dedup keys among the lines, or where the released scorer raised.
+/// A key is kept as its non-`None` positions (`(field, atom)` in field order): two tuples are
+/// equal exactly when these lists are, and the list is never longer than the row. Keys live
+/// in one arena and are hashed once; [`DistinctKeys`] compares them on a hash match.
+fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, Raise> {
+    let mut keys = DistinctKeys::with_capacity(lines.len(), fields.names.len().min(16));
+    let mut hints = Hints::new(fields.names.len());
+    let unhashable = |n: usize| {
+        Raise(
+            "TypeError",
+            format!("unhashable dedup key on data.jsonl line {}", n + 1),
+        )
+    };
+    for (n, line) in lines.iter().enumerate() {
+        let entries: &[Entry<'_>] = match line {
+            Line::Other(_) if !line.is_json() => {
+                return Err(Raise(
+                    "JSONDecodeError",
+                    format!("data.jsonl line {} is not JSON", n + 1),
+                ));
+            }
+            Line::Other(_) => {
+                return Err(Raise(
+                    "AttributeError",
+                    format!("data.jsonl line {} is not an object", n + 1),
+                ));
+            }
+            Line::Object(entries) => entries,
+        };
+        if fields.unhashable {
+            return Err(unhashable(n));
+        }
+        let key = keys.start();
+        if entries.is_empty() {
+            // Every field reads None: the empty key.
+        } else if fields.names.len() <= DENSE_FIELDS {
+            for (i, name) in fields.names.iter().enumerate() {
+                match KeyAtom::of(hints.get(&line, i, name), n) {
+                    None => return Err(unhashable(n)),
+                    Some(KeyAtom::None) => {}
+                    Some(atom) => key.push((i as u32, atom)),
+                }
+            }
+        } else {
+            for (k, v) in entries {
+                if let Some(&i) = fields.index.get(k.as_ref()) {
+                    match KeyAtom::of(Some(v), n) {
+                        None => return Err(unhashable(n)),
+                        Some(KeyAtom::None) => {}
+                        Some(atom) => key.push((i, atom)),
+                    }
+                }
+            }
+        }
+        keys.finish();
+    }
+    Ok(keys.len())
+}
+
+/// A set of dedup keys without an allocation per key: every key's atoms sit in one arena,
+/// each distinct key is found by its SipHash (see [`crate::Sip`]; keys whose hashes collide
+/// are chained and compared atom by atom), and a key seen before is dropped from the arena.
+struct DistinctKeys<'a> {
+    atoms: Vec<(u32, KeyAtom<'a>)>,
+    /// Where the key being built starts in `atoms`.
+    open: usize,
+    /// Hash → the last distinct key with that hash (an index into `keys`).
+    heads: rustc_hash::FxHashMap<u64, u32>,
+    /// Distinct keys: their range of `atoms` and the previous key with the same hash.
+    keys: Vec<(usize, usize, Option<u32>)>,
+    /// The open key's bytes, hashed.
+    scratch: Vec<u8>,
+    /// The previous line's key (runs of one key, empty keys above all, skip the hash).
+    last: Option<(usize, usize)>,
+}
+
+impl<'a> DistinctKeys<'a> {
+    fn with_capacity(keys: usize, atoms_per_key: usize) -> Self {
+        DistinctKeys {
+            atoms: Vec::with_capacity(keys * atoms_per_key),
+            open: 0,
+            // Keyed by SipHash values, which a submission cannot steer: Fx is safe here.
+            heads: rustc_hash::FxHashMap::with_capacity_and_hasher(keys, Default::default()),
+            keys: Vec::with_capacity(keys),
+            scratch: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// Opens a key: push its atoms onto the returned arena, then `finish`.
+    fn start(&mut self) -> &mut Vec<(u32, KeyAtom<'a>)> {
+        self.open = self.atoms.len();
+        &mut self.atoms
+    }
+
+    /// Closes the open key: kept if new, dropped if seen before.
+    fn finish(&mut self) {
+        use std::hash::{BuildHasher, Hasher};
+        let (open, end) = (self.open, self.atoms.len());
+        // Atoms arrive in field order from the dense path; the sparse one follows the row.
+        if !self.atoms[open..end].windows(2).all(|w| w[0].0 < w[1].0) {
+            self.atoms[open..end].sort_unstable_by_key(|(i, _)| *i);
+        }
+        let key = &self.atoms[open..end];
+        if let Some((a, b)) = self.last
+            && self.atoms[a..b] == *key
+        {
+            self.atoms.truncate(open);
+            return;
+        }
+        // One SipHash write over a compact encoding: SipHash is slow on many small writes.
+        self.scratch.clear();
+        for (field, atom) in key {
+            self.scratch.extend_from_slice(&field.to_le_bytes());
+            atom.encode(&mut self.scratch);
+        }
+        let mut h = crate::Sip::default().build_hasher();
+        h.write(&self.scratch);
+        let hash = h.finish();
+        let mut at = self.heads.get(&hash).copied();
+        while let Some(k) = at {
+            let (a, b, previous) = self.keys[k as usize];
+            if self.atoms[a..b] == *key {
+                self.atoms.truncate(open);
+                self.last = Some((a, b));
+                return;
+            }
+            at = previous;
+        }
+        let previous = self.heads.insert(hash, self.keys.len() as u32);
+        self.keys.push((open, end, previous));
+        self.last = Some((open, end));
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
 }
 
 fn ladder(a: bool, retry: bool, c: bool) -> f64 {
@@ -471,113 +618,128 @@ fn efficiency(meta: &Map<String, Value>, log: &str) -> Result<f64, Raise> {
     Ok(points.min(15.0))
 }
 
-/// `c in row` for every entry of the schema, as Python iterated it: a list's items, a
-/// string's characters, an object's keys. `Err` where Python raised.
-fn schema_entries(schema: &Value) -> Result<Vec<Option<String>>, Raise> {
-    match schema {
-        Value::Array(items) => items
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(Some(s.clone())),
+/// The schema as `sum(1 for c in schema if c in row)` reads it: Python iterated a list's
+/// items, a string's characters, an object's keys. Up to [`DENSE_FIELDS`] entries are looked
+/// up one by one with position hints; a longer schema becomes a count per distinct key, and a
+/// row counts the entries it holds by walking its own keys — linear in the rows whatever the
+/// schema's length.
+enum SchemaEntries<'m> {
+    /// Each entry; `None` for one that is never a key (a number, bool or null).
+    Few(Vec<Option<Cow<'m, str>>>),
+    /// Entries by key with their multiplicity, and how many there are in all.
+    Many(SipMap<Cow<'m, str>, usize>, usize),
+}
+
+impl<'m> SchemaEntries<'m> {
+    /// `Err` where Python raised (an unhashable entry, a schema that is not iterable).
+    fn of(schema: &'m Value) -> Result<Self, Raise> {
+        let keys: Box<dyn Iterator<Item = Result<Option<Cow<'m, str>>, Raise>> + 'm> = match schema
+        {
+            Value::Array(items) => Box::new(items.iter().map(|v| match v {
+                Value::String(s) => Ok(Some(Cow::Borrowed(s.as_str()))),
                 Value::Array(_) | Value::Object(_) => {
                     Err(Raise("TypeError", "unhashable schema entry".into()))
                 }
                 _ => Ok(None),
-            })
-            .collect(),
-        Value::String(s) => Ok(s.chars().map(|c| Some(c.to_string())).collect()),
-        Value::Object(o) => Ok(o.keys().map(|k| Some(k.clone())).collect()),
-        _ => Err(Raise("TypeError", "metadata.schema is not iterable".into())),
+            })),
+            Value::String(s) => Box::new(s.chars().map(|c| Ok(Some(Cow::Owned(c.to_string()))))),
+            Value::Object(o) => Box::new(o.keys().map(|k| Ok(Some(Cow::Borrowed(k.as_str()))))),
+            _ => return Err(Raise("TypeError", "metadata.schema is not iterable".into())),
+        };
+        let few = match schema {
+            Value::Array(items) => items.len() <= DENSE_FIELDS,
+            Value::String(s) => s.len() <= DENSE_FIELDS,
+            Value::Object(o) => o.len() <= DENSE_FIELDS,
+            _ => true,
+        };
+        if few {
+            return Ok(SchemaEntries::Few(keys.collect::<Result<_, _>>()?));
+        }
+        let mut counts = SipMap::with_capacity_and_hasher(keys.size_hint().0, Default::default());
+        let mut len = 0;
+        for key in keys {
+            len += 1;
+            if let Some(key) = key? {
+                *counts.entry(key).or_insert(0) += 1;
+            }
+        }
+        Ok(SchemaEntries::Many(counts, len))
     }
-}
 
-fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Result<f64, Raise> {
-    // content
-    let content = if lines.is_empty() {
-        0.0
-    } else {
-        let mut entries: Option<Vec<Option<String>>> = None;
-        let mut valid = 0usize;
-        let mut hints = Hints::new(0);
-        for line in lines {
-            let Line::Object(_) = line else { continue };
-            let entries = match &entries {
-                Some(e) => e,
-                None => {
-                    let e = entries.insert(if python::truthy(schema) {
-                        schema_entries(schema)?
-                    } else {
-                        Vec::new()
-                    });
-                    hints = Hints::new(e.len());
-                    e
-                }
-            };
-            let present = entries
+    fn len(&self) -> usize {
+        match self {
+            SchemaEntries::Few(entries) => entries.len(),
+            SchemaEntries::Many(_, len) => *len,
+        }
+    }
+
+    /// How many schema entries are keys of `line`.
+    fn present(&self, line: &Line<'_, '_>, hints: &mut Hints) -> usize {
+        match self {
+            SchemaEntries::Few(entries) => entries
                 .iter()
                 .enumerate()
                 .filter(|(i, e)| {
                     e.as_deref()
                         .is_some_and(|k| hints.get(line, *i, k).is_some())
                 })
-                .count();
-            if entries.is_empty() || present as f64 >= entries.len() as f64 / 2.0 {
+                .count(),
+            SchemaEntries::Many(counts, _) => line
+                .entries()
+                .iter()
+                .map(|(k, _)| counts.get(k.as_ref()).copied().unwrap_or(0))
+                .sum(),
+        }
+    }
+}
+
+fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result<f64, Raise> {
+    // content
+    let content = if lines.is_empty() {
+        0.0
+    } else {
+        // Read at the first object row: Python only looked at the schema for dict rows.
+        let mut entries: Option<SchemaEntries> = None;
+        let mut valid = 0usize;
+        let mut hints = Hints::new(0);
+        for line in lines.iter() {
+            let Line::Object(_) = line else { continue };
+            let entries = match &entries {
+                Some(e) => e,
+                None => {
+                    let e = entries.insert(if python::truthy(schema) {
+                        SchemaEntries::of(schema)?
+                    } else {
+                        SchemaEntries::Few(Vec::new())
+                    });
+                    hints = Hints::new(e.len().min(DENSE_FIELDS));
+                    e
+                }
+            };
+            let len = entries.len();
+            let present = if line.entries().is_empty() {
+                0
+            } else {
+                entries.present(&line, &mut hints)
+            };
+            if len == 0 || present as f64 >= len as f64 / 2.0 {
                 valid += 1;
             }
         }
         valid as f64 / lines.len() as f64
     };
-    // types
-    let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
-    for line in lines {
-        if let Line::Object(entries) = line {
-            for (j, (k, v)) in entries.iter().enumerate() {
-                let bit = match v {
-                    LiteValue::Null => 0,
-                    LiteValue::Bool(_) => 1,
-                    LiteValue::Int(_) => 2,
-                    LiteValue::Float(_) => 4,
-                    LiteValue::Str(_) => 8,
-                    LiteValue::List => 16,
-                    LiteValue::Dict => 32,
-                };
-                // Rows nearly always share key order: try the same position first.
-                match types.get_mut(j) {
-                    Some(slot) if slot.0 == k.as_ref() => slot.1 |= bit,
-                    _ => match types.iter_mut().find(|(key, _)| *key == k.as_ref()) {
-                        Some(slot) => slot.1 |= bit,
-                        None => types.push((k.as_ref(), bit)),
-                    },
-                }
-            }
-        }
-    }
-    let type_score = if types.is_empty() {
-        0.0
-    } else {
-        types
-            .iter()
-            .filter(|(_, bits)| bits.count_ones() <= 1)
-            .count() as f64
-            / types.len() as f64
-    };
+    let type_score = type_consistency(lines);
     // ranges
     let task_year = match &ctx.year {
         Value::Number(n) => n.as_f64(),
         _ => None,
     };
     let (mut checks, mut valid) = (0.0f64, 0.0f64);
-    for line in lines {
-        if !matches!(line, Line::Object(_)) {
-            continue;
-        }
-        let Line::Object(entries) = line else {
-            continue;
-        };
+    for line in lines.iter() {
         // One pass over the row; keys are unique within a parsed row.
-        for (k, v) in entries {
-            match k.as_ref() {
-                "year" => {
+        for (k, v) in line.entries() {
+            match range_check(k) {
+                Some(RangeCheck::Year) => {
                     checks += 1.0;
                     if let Some(y) = v.py_number()
                         && (1900.0..=2100.0).contains(&y)
@@ -589,13 +751,13 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
                         }
                     }
                 }
-                "value" | "trade_value" | "tradeValue" | "primaryValue" => {
+                Some(RangeCheck::Value) => {
                     checks += 1.0;
                     if v.py_number().is_some_and(|x| x >= 0.0) {
                         valid += 1.0;
                     }
                 }
-                "qty" | "quantity" | "netWgt" => {
+                Some(RangeCheck::Quantity) => {
                     checks += 1.0;
                     if matches!(v, LiteValue::Null) || v.py_number().is_some_and(|x| x >= 0.0) {
                         valid += 1.0;
@@ -607,6 +769,94 @@ fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &[Line<'_>]) -> Resul
     }
     let ranges = if checks == 0.0 { 1.0 } else { valid / checks };
     Ok((5.0 * (content + type_score + ranges)).min(15.0))
+}
+
+/// The judge's type check: the share of keys whose non-null values all have one JSON type
+/// (0 without keys). Rows nearly always share key order, so the same position is tried first;
+/// a key elsewhere is found through an index.
+fn type_consistency(lines: &Lines<'_>) -> f64 {
+    let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
+    // The index is built only when a row strays from the first object row's key order: the
+    // first row's keys are unique and all new, so they need no lookup at all.
+    let mut positions: Option<SipMap<&str, usize>> = None;
+    let mut first_row = true;
+    for line in lines.iter() {
+        let entries = line.entries();
+        if entries.is_empty() {
+            continue;
+        }
+        for (j, (k, v)) in entries.iter().enumerate() {
+            let bit = match v {
+                LiteValue::Null => 0,
+                LiteValue::Bool(_) => 1,
+                LiteValue::Int(_) | LiteValue::UInt(_) => 2,
+                LiteValue::Float(_) => 4,
+                LiteValue::Str(_) => 8,
+                LiteValue::List => 16,
+                LiteValue::Dict => 32,
+            };
+            match types.get_mut(j) {
+                Some(slot) if same(slot.0, k) => slot.1 |= bit,
+                _ if first_row => types.push((k.as_ref(), bit)),
+                _ => {
+                    let index = positions.get_or_insert_with(|| {
+                        types
+                            .iter()
+                            .enumerate()
+                            .map(|(i, (key, _))| (*key, i))
+                            .collect()
+                    });
+                    match index.entry(k.as_ref()) {
+                        std::collections::hash_map::Entry::Occupied(at) => {
+                            types[*at.get()].1 |= bit
+                        }
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            slot.insert(types.len());
+                            types.push((k.as_ref(), bit));
+                        }
+                    }
+                }
+            }
+        }
+        first_row = false;
+    }
+    if types.is_empty() {
+        0.0
+    } else {
+        types
+            .iter()
+            .filter(|(_, bits)| bits.count_ones() <= 1)
+            .count() as f64
+            / types.len() as f64
+    }
+}
+
+/// The keys the released judge range-checked.
+enum RangeCheck {
+    /// `year`.
+    Year,
+    /// `value`, `trade_value`, `tradeValue`, `primaryValue`.
+    Value,
+    /// `qty`, `quantity`, `netWgt`.
+    Quantity,
+}
+
+/// Which range check a key gets: told apart by length and first byte (unique among the
+/// eight names), then confirmed byte for byte.
+#[inline(always)]
+fn range_check(key: &str) -> Option<RangeCheck> {
+    let (name, check) = match (key.len(), key.as_bytes().first()?) {
+        (4, b'y') => ("year", RangeCheck::Year),
+        (5, b'v') => ("value", RangeCheck::Value),
+        (11, b't') => ("trade_value", RangeCheck::Value),
+        (10, b't') => ("tradeValue", RangeCheck::Value),
+        (12, b'p') => ("primaryValue", RangeCheck::Value),
+        (3, b'q') => ("qty", RangeCheck::Quantity),
+        (8, b'q') => ("quantity", RangeCheck::Quantity),
+        (6, b'n') => ("netWgt", RangeCheck::Quantity),
+        _ => return None,
+    };
+    same(key, name).then_some(check)
 }
 
 fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 {
@@ -639,6 +889,47 @@ fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The position hints and the lazily built index give what a plain map of every key's
+        /// types gives, whatever the rows' key orders.
+        #[test]
+        fn type_consistency_is_per_key_types(
+            rows in proptest::collection::vec(
+                proptest::collection::vec(("[a-e]", 0usize..4), 0..6),
+                0..8,
+            ),
+        ) {
+            let values = ["null", "1", "1.5", "\"s\""];
+            let data: Vec<String> = rows
+                .iter()
+                .map(|row| {
+                    let body: Vec<String> =
+                        row.iter().map(|(k, v)| format!("\"{k}\":{}", values[*v])).collect();
+                    format!("{{{}}}", body.join(","))
+                })
+                .collect();
+            let data = data.join("\n");
+            let lines = parse_lines(&data);
+            let mut naive: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+                Default::default();
+            for line in lines.iter() {
+                for (k, v) in line.entries() {
+                    let kinds = naive.entry(k.as_ref()).or_default();
+                    if *v != LiteValue::Null {
+                        kinds.insert(v.type_name());
+                    }
+                }
+            }
+            let want = if naive.is_empty() {
+                0.0
+            } else {
+                naive.values().filter(|t| t.len() <= 1).count() as f64 / naive.len() as f64
+            };
+            prop_assert_eq!(type_consistency(&lines), want);
+        }
+    }
 
     #[test]
     fn robustness_ladders() {

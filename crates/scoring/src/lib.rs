@@ -23,6 +23,15 @@ pub mod lite;
 pub mod python;
 
 use benchaudit_comtrade::{Generator, Submission, TaskSpec};
+
+/// Maps and sets keyed by submitted text hash with SipHash (std's `DefaultHasher`, fixed keys,
+/// so deterministic): with a fast unkeyed hash such as Fx a hostile submission can choose keys
+/// that all collide, and every lookup turns linear.
+pub(crate) type Sip = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
+/// A map keyed by submitted text (see [`Sip`]).
+pub(crate) type SipMap<K, V> = std::collections::HashMap<K, V, Sip>;
+/// A set of submitted text (see [`Sip`]).
+pub(crate) type SipSet<K> = std::collections::HashSet<K, Sip>;
 use serde::{Deserialize, Serialize};
 
 pub use f1::F1Score;

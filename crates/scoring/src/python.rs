@@ -112,12 +112,44 @@ pub enum KeyAtom<'a> {
 }
 
 impl<'a> KeyAtom<'a> {
+    /// Appends bytes that determine the atom (equal atoms give equal bytes; the encoding is
+    /// prefix-free, so a sequence of atoms is determined by its bytes too), for hashing.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            KeyAtom::None => out.push(0),
+            KeyAtom::Int(i) => match i64::try_from(*i) {
+                Ok(small) => {
+                    out.push(1);
+                    out.extend_from_slice(&small.to_le_bytes());
+                }
+                Err(_) => {
+                    out.push(5);
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+            },
+            KeyAtom::Float(bits) => {
+                out.push(2);
+                out.extend_from_slice(&bits.to_le_bytes());
+            }
+            KeyAtom::NaN(position) => {
+                out.push(3);
+                out.extend_from_slice(&(*position as u64).to_le_bytes());
+            }
+            KeyAtom::Str(s) => {
+                out.push(4);
+                out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+                out.extend_from_slice(s.as_bytes());
+            }
+        }
+    }
+
     /// The atom of a row value; `None` for a list or object, which Python could not hash.
     pub fn of(v: Option<&'a LiteValue<'_>>, position: usize) -> Option<KeyAtom<'a>> {
         Some(match v {
             None | Some(LiteValue::Null) => KeyAtom::None,
             Some(LiteValue::Bool(b)) => KeyAtom::Int(i128::from(*b)),
-            Some(LiteValue::Int(i)) => KeyAtom::Int(*i),
+            Some(LiteValue::Int(i)) => KeyAtom::Int(i128::from(*i)),
+            Some(LiteValue::UInt(u)) => KeyAtom::Int(i128::from(*u)),
             Some(LiteValue::Float(f)) if f.is_nan() => KeyAtom::NaN(position),
             Some(LiteValue::Float(f)) if f.fract() == 0.0 && f.abs() < 1.0e38 => {
                 KeyAtom::Int(*f as i128)

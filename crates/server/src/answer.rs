@@ -56,8 +56,9 @@ impl SubmitAnswer {
     }
 }
 
-/// A served page, serialised straight from the episode's rows (no intermediate JSON tree on
-/// the hot path). Same fields as `PageResponse::to_json`.
+/// A served page, serialised straight from the episode's rows: MCP builds its structured
+/// content from it; REST writes the same bytes with `PageResponse::write_json`, which skips
+/// serde (a test pins the two byte for byte). Same fields as `PageResponse::to_json`.
 #[derive(Debug)]
 pub struct PageBody<'a> {
     /// Task supplying the row fields.
@@ -176,6 +177,39 @@ mod tests {
         assert!(f.envelope.error.len() <= MAX_ERROR_BYTES + '…'.len_utf8());
         assert!(f.envelope.error.starts_with("unknown variant `é"));
         assert_eq!(Failure::new(400, "short").envelope.error, "short");
+    }
+
+    #[test]
+    fn rest_page_bytes_are_the_page_body_bytes() {
+        for t in benchaudit_comtrade::tasks() {
+            let mut ep = Episode::new(t, 2, EpisodeOptions::default());
+            for page in [
+                1,
+                2,
+                i64::from(t.total_pages()),
+                i64::from(t.total_pages()) + 1,
+            ] {
+                let Ok(page) = ep.fetch_page(FetchPageArgs {
+                    page,
+                    page_size: None,
+                }) else {
+                    continue;
+                };
+                let serde = serde_json::to_vec(&PageBody {
+                    task: t,
+                    page: &page,
+                })
+                .expect("json");
+                let mut fast = Vec::new();
+                page.write_json(t, &mut fast);
+                assert_eq!(
+                    String::from_utf8(fast).expect("utf-8"),
+                    String::from_utf8(serde).expect("utf-8"),
+                    "{}",
+                    t.task_id
+                );
+            }
+        }
     }
 
     #[test]

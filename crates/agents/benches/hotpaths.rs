@@ -1,0 +1,133 @@
+//! The hot paths of SPEC §11 as fixed workloads, for instruction counts under callgrind
+//! (`scripts/bench/callgrind.sh`): wall time is noisy on a shared machine, instruction counts
+//! are not. `hotpaths WORKLOAD N` runs one workload N times inside `measure` (the function
+//! callgrind is told to count); without arguments (as `cargo bench` runs it) every workload
+//! runs once, a smoke test that the workloads still work.
+use std::hint::black_box;
+
+use benchaudit_agents::{EpisodeSpec, Level, RuleKind, RulePolicy, RunOptions, run_episode};
+use benchaudit_comtrade::{
+    Episode, EpisodeOptions, FetchPageArgs, Generator, Row, Submission, record::write_jsonl, task,
+};
+use benchaudit_scoring::{JudgeContext, Scores, f1, judge, lite};
+
+const WORKLOADS: [&str; 8] = [
+    "page_t2",
+    "page_t3",
+    "page_t7",
+    "truth_t2",
+    "judge_t2",
+    "f1_t2",
+    "both_t2",
+    "episode_t2",
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some(name) if WORKLOADS.contains(&name) => {
+            let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
+            println!("{name} x{n}: {}", run(name, n));
+        }
+        _ => {
+            for name in WORKLOADS {
+                println!("{name}: {}", run(name, 1));
+            }
+        }
+    }
+}
+
+/// The correct T2_multi_page submission (as the scorer benchmarks build it).
+fn correct_t2() -> Submission {
+    let t = task("T2_multi_page").expect("registry");
+    let rows: Vec<Row> = Generator::new(t, 0).truth().map(Row::Record).collect();
+    let mut data = String::new();
+    write_jsonl(t, &rows, &mut data);
+    let metadata = r#"{"task_id": "T2_multi_page", "query": {"reporter": "276", "partner": "250", "flow": "X", "hs": "84", "year": 2022}, "row_count": 2345, "schema": ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"], "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"], "request_count": 5, "request_stats": {"retries_total": 0}}"#;
+    let log = "INFO task_id=T2_multi_page\nINFO request=1 page=1\nINFO request=2 page=2\nINFO request=3 page=3\nINFO request=4 page=4\nINFO request=5 page=5\nINFO complete=true";
+    Submission::new(data, metadata, log)
+}
+
+/// What one workload needs, built outside the counted region.
+enum Setup {
+    Page(Episode),
+    Truth(Generator),
+    Submission(Submission),
+    Episode(EpisodeSpec),
+}
+
+fn run(name: &str, n: u32) -> u64 {
+    let t2 = task("T2_multi_page").expect("registry");
+    let setup = match name {
+        "page_t2" | "page_t3" | "page_t7" => {
+            let id = match name {
+                "page_t2" => "T2_multi_page",
+                "page_t3" => "T3_duplicates",
+                _ => "T7_totals_trap",
+            };
+            let options = EpisodeOptions {
+                max_requests: Some(u32::MAX),
+                ..EpisodeOptions::default()
+            };
+            Setup::Page(Episode::new(task(id).expect("registry"), 0, options))
+        }
+        "truth_t2" => Setup::Truth(Generator::new(t2, 0)),
+        "episode_t2" => Setup::Episode(EpisodeSpec {
+            task: t2,
+            seed: 0,
+            level: Level::L2,
+            options: RunOptions::default(),
+        }),
+        _ => Setup::Submission(correct_t2()),
+    };
+    measure(name, setup, n)
+}
+
+/// The counted region: `n` repetitions of the workload.
+#[inline(never)]
+fn measure(name: &str, mut setup: Setup, n: u32) -> u64 {
+    let t2 = task("T2_multi_page").expect("registry");
+    let mut acc = 0u64;
+    for _ in 0..n {
+        acc += match (&mut setup, name) {
+            (Setup::Page(ep), _) => {
+                let task = ep.task();
+                let page = ep
+                    .fetch_page(FetchPageArgs {
+                        page: black_box(1),
+                        page_size: None,
+                    })
+                    .expect("served");
+                black_box(page_bytes(task, &page)).len() as u64
+            }
+            (Setup::Truth(g), _) => black_box(g.truth().map(|r| r.qty).sum::<u64>()),
+            (Setup::Submission(sub), "judge_t2") => {
+                judge::judge(&JudgeContext::for_task(t2), black_box(sub)).total as u64
+            }
+            (Setup::Submission(sub), "f1_t2") => {
+                let lines = lite::parse_lines(black_box(sub.data_jsonl.as_deref().unwrap_or("")));
+                f1::f1_of_lines(&Generator::new(t2, 0), &lines)
+                    .true_unique
+                    .into()
+            }
+            (Setup::Submission(sub), _) => {
+                Scores::compute(t2, 0, black_box(sub)).true_unique.into()
+            }
+            (Setup::Episode(spec), _) => {
+                let run = run_episode(black_box(spec), &mut RulePolicy::new(RuleKind::Oracle));
+                run.record.scores.map_or(0, |s| s.true_unique.into())
+            }
+        };
+    }
+    acc
+}
+
+/// The REST body of a served page, as `benchaudit serve` writes it.
+fn page_bytes(
+    task: &'static benchaudit_comtrade::TaskSpec,
+    page: &benchaudit_comtrade::PageResponse,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    page.write_json(task, &mut out);
+    out
+}

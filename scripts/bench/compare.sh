@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# fetch_page throughput of `benchaudit serve` against the released ComtradeBench mock service,
+# side by side on this machine (issue 17, SPEC §11), plus MCP tools/call on benchaudit.
+#
+#   RELEASED_MOCK=/path/to/released-mock scripts/bench/compare.sh
+#   RELEASED_MOCK=… DURATION=8 ROUNDS=2 TASKS="T2_multi_page T3_duplicates T7_totals_trap" scripts/bench/compare.sh
+#
+# RELEASED_MOCK is a directory holding the released service's app.py and a run.sh that serves
+# it (`run.sh PORT`: uvicorn, one worker, on 127.0.0.1:PORT). Nothing of it is part of this
+# repository; the script only starts it.
+#
+# Method: both servers run pinned to one core (SERVER_CPU), wrk to the other (WRK_CPU), so
+# they never compete for a core with their load generator. For every task, the same bounded
+# load — `wrk -t1 -c16 -dDURATION --latency` on page 1 — runs against the released service
+# (A) and benchaudit (B) in alternation, A B A B … for ROUNDS rounds, so both see the same
+# background load; the ratio B/A is printed per round with both p99 latencies and the load
+# average at the time. benchaudit serves each page from an episode opened with a budget that
+# never runs out (so every request is a 200 page, as on the released service, which has no
+# budget); the released service gets the task's query values, as its environment sends them.
+# Besides throughput, the script reads each server's CPU time (utime + stime of the process,
+# /proc/PID/stat) before and after every run and prints CPU microseconds per request: on a
+# machine shared with other work, throughput is capped by whatever share of a core wrk and
+# the server get, but the CPU a request costs the server is not, so the CPU ratio A/B is the
+# figure to trust when the load average is high (both are printed with it).
+# Then MCP: `tools/call fetch_page {"page": 1}` as JSON-RPC over streamable HTTP on the
+# episode's mcp_url, the same wrk settings (benchaudit only: the released service has no MCP
+# endpoint of its own).
+# Needs wrk, curl, python3, taskset (util-linux); every wrk run is bounded by -d and timeout.
+set -euo pipefail
+
+: "${RELEASED_MOCK:?set RELEASED_MOCK to the directory of the released mock service (app.py, run.sh)}"
+DURATION=${DURATION:-8}
+ROUNDS=${ROUNDS:-2}
+CONNECTIONS=${CONNECTIONS:-16}
+TASKS=${TASKS:-"T2_multi_page T3_duplicates T7_totals_trap"}
+WRK_CPU=${WRK_CPU:-0}
+SERVER_CPU=${SERVER_CPU:-1}
+PORT_A=${PORT_A:-19001}
+PORT_B=${PORT_B:-19002}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${BENCHAUDIT:-}
+
+for tool in wrk curl python3 taskset; do
+  command -v "$tool" >/dev/null || { echo "$tool not found" >&2; exit 2; }
+done
+[[ -x "$RELEASED_MOCK/run.sh" ]] || { echo "no executable run.sh in RELEASED_MOCK=$RELEASED_MOCK" >&2; exit 2; }
+if [[ -z "$BIN" ]]; then
+  (cd "$ROOT" && cargo build --release -p benchaudit --quiet)
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/benchaudit"
+fi
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+wait_up() { # url
+  for _ in $(seq 1 600); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "server at $1 did not come up" >&2
+  exit 1
+}
+
+# taskset and run.sh exec their command, so these are the servers' own PIDs.
+taskset -c "$SERVER_CPU" "$RELEASED_MOCK/run.sh" "$PORT_A" >"$WORK/released.log" 2>&1 &
+PID_A=$!
+PIDS+=("$PID_A")
+taskset -c "$SERVER_CPU" "$BIN" serve --addr "127.0.0.1:$PORT_B" --idle-timeout 0 >"$WORK/benchaudit.log" 2>&1 &
+PID_B=$!
+PIDS+=("$PID_B")
+wait_up "http://127.0.0.1:$PORT_B/healthz"
+wait_up "http://127.0.0.1:$PORT_A/api/data?task_id=T3_duplicates&page=1"
+
+curl -fsS "http://127.0.0.1:$PORT_B/v1/tasks" >"$WORK/tasks.json"
+query_of() { # task -> the released endpoint's query string for page 1
+  python3 - "$WORK/tasks.json" "$1" <<'PY'
+import json, sys
+tasks = {t["task_id"]: t for t in json.load(open(sys.argv[1]))["tasks"]}
+q = tasks[sys.argv[2]]["query"]
+print(f"task_id={sys.argv[2]}&page=1&reporter={q['reporter']}&partner={q['partner']}&flow={q['flow']}&hs={q['hs']}&year={q['year']}")
+PY
+}
+open_episode() { # task -> episode id (budget u32::MAX: never runs out during the test)
+  curl -fsS -X POST "http://127.0.0.1:$PORT_B/v1/episodes" -H 'Content-Type: application/json' \
+    -d "{\"task_id\":\"$1\",\"seed\":0,\"max_requests\":4294967295}" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["episode_id"])'
+}
+cat >"$WORK/mcp.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fetch_page","arguments":{"page":1}}}'
+LUA
+
+TICK=$(getconf CLK_TCK)
+cpu_ticks() { # pid -> utime + stime of the whole process, in clock ticks
+  sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
+}
+# run_wrk SERVER_PID URL [extra wrk args] -> "rps p99 non2xx cpu_us_per_request"
+run_wrk() {
+  local pid=$1 url=$2
+  shift 2
+  local out before after
+  before=$(cpu_ticks "$pid")
+  out=$(timeout $((DURATION + 30)) taskset -c "$WRK_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" "$url")
+  after=$(cpu_ticks "$pid")
+  awk -v ticks=$((after - before)) -v hz="$TICK" '
+       / requests in / {n = $1} /^Requests\/sec:/ {rps = $2} $1 == "99%" {p99 = $2} /Non-2xx/ {bad = $NF}
+       END {printf "%s %s %s %.1f\n", rps, p99, (bad == "" ? 0 : bad), (n > 0 ? ticks * 1e6 / hz / n : 0)}' <<<"$out"
+}
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+echo "machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s --latency, wrk on CPU $WRK_CPU, servers on CPU $SERVER_CPU; $ROUNDS rounds A B A B"
+echo "A = released mock ($RELEASED_MOCK/run.sh), B = $BIN serve"
+echo
+printf '%-16s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s\n' task round "A req/s" "A p99" "A cpu-us" "B req/s" "B p99" "B cpu-us" "B/A" "cpu A/B" "load (1 5 15)"
+declare -A SUM_A SUM_B SUM_CA SUM_CB URL_A URL_B
+for task in $TASKS; do
+  id=$(open_episode "$task")
+  URL_B[$task]="http://127.0.0.1:$PORT_B/v1/episodes/$id/pages/1"
+  URL_A[$task]="http://127.0.0.1:$PORT_A/api/data?$(query_of "$task")"
+  # Warm both up (and spend any planned transient fault on benchaudit's side).
+  for _ in 1 2 3 4 5; do
+    curl -sS -o /dev/null "${URL_A[$task]}"
+    curl -sS -o /dev/null "${URL_B[$task]}"
+  done
+  SUM_A[$task]=0
+  SUM_B[$task]=0
+  SUM_CA[$task]=0
+  SUM_CB[$task]=0
+done
+for round in $(seq 1 "$ROUNDS"); do
+  for task in $TASKS; do
+    read -r a_rps a_p99 a_bad a_cpu < <(run_wrk "$PID_A" "${URL_A[$task]}")
+    read -r b_rps b_p99 b_bad b_cpu < <(run_wrk "$PID_B" "${URL_B[$task]}")
+    ratio=$(python3 -c "print(f'{$b_rps / $a_rps:.1f}x')")
+    cpu_ratio=$(python3 -c "print(f'{$a_cpu / $b_cpu:.1f}x' if $b_cpu > 0 else 'n/a')")
+    note=""
+    [[ "$a_bad$b_bad" == "00" ]] || note="  non-2xx: A $a_bad, B $b_bad"
+    printf '%-16s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s%s\n' "$task" "$round" "$a_rps" "$a_p99" "$a_cpu" "$b_rps" "$b_p99" "$b_cpu" "$ratio" "$cpu_ratio" "$(load)" "$note"
+    SUM_CA[$task]=$(python3 -c "print(${SUM_CA[$task]} + $a_cpu)")
+    SUM_CB[$task]=$(python3 -c "print(${SUM_CB[$task]} + $b_cpu)")
+    SUM_A[$task]=$(python3 -c "print(${SUM_A[$task]} + $a_rps)")
+    SUM_B[$task]=$(python3 -c "print(${SUM_B[$task]} + $b_rps)")
+  done
+done
+echo
+for task in $TASKS; do
+  bytes_a=$(curl -sS "${URL_A[$task]}" | wc -c)
+  bytes_b=$(curl -sS "${URL_B[$task]}" | wc -c)
+  python3 -c "print(f'{\"$task\":<16} over all rounds: throughput B/A = {${SUM_B[$task]} / ${SUM_A[$task]}:.1f}x, CPU per request A/B = {${SUM_CA[$task]} / max(${SUM_CB[$task]}, 1e-9):.1f}x   (page 1 body: A $bytes_a bytes, B $bytes_b bytes)')"
+done
+
+echo
+echo "MCP tools/call fetch_page {page: 1} on benchaudit (POST /v1/episodes/{id}/mcp, JSON response)"
+printf '%-16s %12s %10s %9s  %s\n' task "req/s" p99 "cpu-us" "load (1 5 15)"
+for task in $TASKS; do
+  id=$(open_episode "$task")
+  url="http://127.0.0.1:$PORT_B/v1/episodes/$id/mcp"
+  read -r m_rps m_p99 m_bad m_cpu < <(run_wrk "$PID_B" "$url" -s "$WORK/mcp.lua")
+  note=""
+  [[ "$m_bad" == "0" ]] || note="  non-2xx: $m_bad"
+  printf '%-16s %12s %10s %9s  %s%s\n' "$task" "$m_rps" "$m_p99" "$m_cpu" "$(load)" "$note"
+done
