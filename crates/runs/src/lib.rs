@@ -48,6 +48,7 @@ pub mod analysis;
 pub mod design;
 mod error;
 mod execute;
+pub mod files;
 pub mod ledger;
 mod metric;
 mod plan;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use benchaudit_audit::guard::{self, GuardReport};
+use benchaudit_runs::files;
 use clap::Args;
 
 use crate::UsageError;
@@ -22,8 +23,8 @@ pub struct GuardArgs {
 
 /// Checks a file; HTML is checked on its rendered text.
 pub fn check_file(file: &Path, against: &serde_json::Value) -> Result<GuardReport, UsageError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))?;
+    let text = files::read_text_bounded(file, files::limits::GUARD)
+        .map_err(|e| UsageError(e.to_string()))?;
     let html = file
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
@@ -36,8 +37,8 @@ pub fn check_file(file: &Path, against: &serde_json::Value) -> Result<GuardRepor
 
 /// Runs the subcommand: exit 0 when every number is accounted for, 1 otherwise.
 pub fn run(args: &GuardArgs) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.against)
-        .map_err(|e| UsageError(format!("cannot read {}: {e}", args.against.display())))?;
+    let bytes = files::read_bounded(&args.against, files::limits::GUARD)
+        .map_err(|e| UsageError(e.to_string()))?;
     let json: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| UsageError(format!("{} is not JSON: {e}", args.against.display())))?;
     let report = check_file(&args.file, &json)?;

@@ -1,11 +1,11 @@
 //! `benchaudit score`: both scorers on a submission directory.
 
 use std::fmt::Write;
-use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 
 use benchaudit_comtrade::Submission;
+use benchaudit_runs::files;
 use benchaudit_scoring::Scores;
 use serde_json::json;
 
@@ -15,13 +15,10 @@ use crate::commands::resolve_task;
 use crate::output::print;
 
 fn read_optional(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, UsageError> {
-    match std::fs::read(dir.join(name)) {
+    match files::read_bounded(&dir.join(name), files::limits::SUBMISSION) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(UsageError(format!(
-            "cannot read {}: {e}",
-            dir.join(name).display()
-        ))),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(UsageError(e.to_string())),
     }
 }
 
