@@ -1,0 +1,322 @@
+//! Every ```` ```console ```` block in README.md and docs/*.md is run against the real binary and
+//! its output compared with what the document shows (issue 13), so documented output cannot
+//! drift.
+//!
+//! A block is a sequence of `$ command` lines (a trailing `\` continues a command), each followed
+//! by the output it prints (stdout and stderr together). The commands of one document run in
+//! order in one bash session (so `ID=$(…)` carries over, as when a reader types them) in a fresh
+//! temporary directory with `benchaudit` on `PATH`; `cargo run --release --` is read as
+//! `benchaudit`. A command ending in `&` runs in the background (its output discarded) until the
+//! document is done. In the shown output, `[..]` matches the rest of a line
+//! and a line `...` any number of lines; durations and the temporary directory are redacted on
+//! both sides, so documents keep real figures. Blocks that record measurements (load scripts,
+//! timing runs) are ```` ```text ````, not `console`.
+//!
+//! `BENCHAUDIT_BLESS=1 cargo test -p benchaudit --test docs` rewrites the shown output of every
+//! mismatching command with the actual output.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One `$ command` with the output the document shows for it.
+#[derive(Debug)]
+struct Step {
+    /// 1-based line of the `$` in the document.
+    line: usize,
+    command: String,
+    /// Lines of the shown output (index range in the document, for blessing).
+    output: std::ops::Range<usize>,
+}
+
+fn parse(md: &str) -> Vec<Step> {
+    let lines: Vec<&str> = md.lines().collect();
+    let mut steps = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim_end() != "```console" {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let mut current: Option<Step> = None;
+        while i < lines.len() && !lines[i].starts_with("```") {
+            if let Some(rest) = lines[i].strip_prefix("$ ") {
+                if let Some(s) = current.take() {
+                    steps.push(s);
+                }
+                let line = i + 1;
+                let mut command = rest.to_string();
+                while command.ends_with('\\') && i + 1 < lines.len() {
+                    command.pop();
+                    i += 1;
+                    command.push(' ');
+                    command.push_str(lines[i].trim_start());
+                }
+                current = Some(Step {
+                    line,
+                    command,
+                    output: i + 1..i + 1,
+                });
+            } else if let Some(s) = current.as_mut() {
+                s.output.end = i + 1;
+            }
+            i += 1;
+        }
+        if let Some(s) = current.take() {
+            steps.push(s);
+        }
+        i += 1;
+    }
+    steps
+}
+
+fn redactions(tmp: &Path) -> snapbox::Redactions {
+    let mut r = snapbox::Redactions::new();
+    r.insert(
+        "[DURATION]",
+        regex::Regex::new(r"(?<redacted>\b\d+(\.\d+)? ?(s|ms|µs)\b)").unwrap(),
+    )
+    .unwrap();
+    r.insert("[TMP]", tmp.to_path_buf()).unwrap();
+    r
+}
+
+/// One bash session per document, so `ID=$(…)` in one command is seen by the next, as when a
+/// reader types them.
+struct Session {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    output: std::sync::mpsc::Receiver<Vec<u8>>,
+    buffer: Vec<u8>,
+    count: usize,
+}
+
+impl Session {
+    fn start(dir: &Path, path_env: &str) -> Session {
+        use std::os::unix::process::CommandExt;
+        let mut child = Command::new("bash")
+            .args(["--noprofile", "--norc"])
+            .current_dir(dir)
+            .env("PATH", path_env)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn bash");
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, output) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 1 << 16];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take().unwrap();
+        let mut s = Session {
+            child,
+            stdin,
+            output,
+            buffer: Vec::new(),
+            count: 0,
+        };
+        s.write("exec 2>&1\n");
+        s
+    }
+
+    fn write(&mut self, text: &str) {
+        use std::io::Write;
+        self.stdin
+            .write_all(text.as_bytes())
+            .expect("write to bash");
+        self.stdin.flush().expect("flush bash");
+    }
+
+    /// Runs one command (stdin from /dev/null, so it cannot eat the script) and returns what
+    /// it printed, or None after `limit`.
+    fn run(&mut self, command: &str, limit: Duration) -> Option<String> {
+        if let Some(bg) = command.trim_end().strip_suffix('&') {
+            self.write(&format!("{{ {bg}\n}} </dev/null >/dev/null 2>&1 &\n"));
+            return Some(String::new());
+        }
+        self.count += 1;
+        let marker = format!("\n__benchaudit_docs_done_{}__\n", self.count);
+        self.write(&format!(
+            "{{ {command}\n}} </dev/null\nprintf '\\n__benchaudit_docs_done_{}__\\n'\n",
+            self.count
+        ));
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(pos) = find(&self.buffer, marker.as_bytes()) {
+                let out = String::from_utf8_lossy(&self.buffer[..pos]).into_owned();
+                self.buffer.drain(..pos + marker.len());
+                return Some(out);
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match self.output.recv_timeout(left) {
+                Ok(chunk) => self.buffer.extend_from_slice(&chunk),
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // bash leads its own process group; background servers are in it: stop all of it.
+        let _ = Command::new("kill")
+            .arg("--")
+            .arg(format!("-{}", self.child.id()))
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Text as compared: every line ends with a newline.
+fn lines_text(s: &str) -> String {
+    s.lines().map(|l| format!("{l}\n")).collect()
+}
+
+/// Runs one document's commands; returns its mismatches (and blesses them when asked).
+fn check_document(doc: &Path, bin_dir: &Path) -> Vec<String> {
+    let md = std::fs::read_to_string(doc).expect("read doc");
+    let steps = parse(&md);
+    if steps.is_empty() {
+        return Vec::new();
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path_env = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let redact = redactions(tmp.path());
+    let assert = snapbox::Assert::new().redact_with(redactions(tmp.path()));
+    let bless = std::env::var_os("BENCHAUDIT_BLESS").is_some();
+    let lines: Vec<&str> = md.lines().collect();
+    let mut replacements: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut failures = Vec::new();
+    let mut session = Session::start(tmp.path(), &path_env);
+    for step in &steps {
+        let command = step.command.replace("cargo run --release --", "benchaudit");
+        let Some(actual) = session.run(&command, Duration::from_secs(600)) else {
+            failures.push(format!(
+                "{}:{}: `{}` did not finish within 600 s",
+                doc.display(),
+                step.line,
+                step.command
+            ));
+            break;
+        };
+        let actual = lines_text(&actual);
+        let expected = lines_text(&lines[step.output.clone()].join("\n"));
+        // Both sides redacted: the document keeps its real durations.
+        let result = assert.try_eq(
+            Some(&"actual"),
+            snapbox::Data::text(redact.redact(&actual)),
+            snapbox::Data::text(redact.redact(&expected)),
+        );
+        if let Err(e) = result {
+            failures.push(format!(
+                "{}:{}: `{}` printed something else than documented:\n{e}",
+                doc.display(),
+                step.line,
+                step.command
+            ));
+            replacements.push((step.output.clone(), actual));
+        }
+    }
+    drop(session);
+    if bless && !replacements.is_empty() {
+        let mut out = String::new();
+        let mut i = 0;
+        for (range, actual) in &replacements {
+            for l in &lines[i..range.start] {
+                out.push_str(l);
+                out.push('\n');
+            }
+            out.push_str(actual);
+            i = range.end;
+        }
+        for l in &lines[i..] {
+            out.push_str(l);
+            out.push('\n');
+        }
+        std::fs::write(doc, out).expect("bless doc");
+    }
+    failures
+}
+
+fn documents() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut docs = vec![root.join("README.md")];
+    let mut more: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    more.sort();
+    docs.extend(more);
+    docs
+}
+
+#[test]
+fn parser_reads_commands_continuations_and_outputs() {
+    let md = "x\n```console\n$ echo a \\\n  b\na b\n$ true\n```\n```sh\n$ not run\n```\n";
+    let steps = parse(md);
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0].command, "echo a  b");
+    assert_eq!(steps[0].output, 4..5);
+    assert_eq!(steps[1].command, "true");
+    assert_eq!(steps[1].output, 6..6);
+}
+
+#[test]
+fn a_wrong_documented_output_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("d.md");
+    std::fs::write(
+        &doc,
+        "```console\n$ echo 41\n42\n$ echo took 1.5 s\ntook 9.9 s\n```\n",
+    )
+    .unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .parent()
+        .unwrap();
+    let failures = check_document(&doc, bin);
+    // Durations are redacted and the session keeps variables; 41 ≠ 42 is caught.
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].contains("d.md:2"), "{failures:?}");
+}
+
+#[test]
+fn every_console_block_prints_what_the_docs_show() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let docs = documents();
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = docs
+            .iter()
+            .map(|d| s.spawn(|| check_document(d, &bin)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("document thread"))
+            .collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
