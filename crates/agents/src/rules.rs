@@ -107,6 +107,40 @@ impl RuleKind {
         RuleKind::ALL.into_iter().find(|k| k.name() == name)
     }
 
+    /// What the policy does differently from the oracle, in one line (`benchaudit policies`).
+    pub fn description(self) -> &'static str {
+        match self {
+            RuleKind::Oracle => {
+                "right on every decision: the reference every other policy differs from"
+            }
+            RuleKind::Baseline => {
+                "the released rule-based baseline: retries a faulted page once, does not re-fetch drifted pages"
+            }
+            RuleKind::AlwaysRetry => {
+                "stress calibration (B2): retries every fault, whatever the budget"
+            }
+            RuleKind::AlwaysSkip => "stress calibration (B2): skips every faulted page",
+            RuleKind::QuotaAware => {
+                "stress calibration (B2): retries while the request budget allows, then skips"
+            }
+            RuleKind::NoDedup => "keeps duplicate records",
+            RuleKind::KeepsTotals => "keeps summary/totals rows",
+            RuleKind::SkipsFaults => {
+                "gives up every faulted page instead of retrying"
+            }
+            RuleKind::SinglePass => {
+                "reads the pages once and ignores page drift"
+            }
+            RuleKind::PageZero => {
+                "opens with fetch_page(0), repeats the rejected call, submits nothing"
+            }
+            RuleKind::Fabricator => {
+                "submits well-formed records with invented ids"
+            }
+            RuleKind::Empty => "submits an empty record set",
+        }
+    }
+
     /// The one decision a stand-in gets wrong (none for the others).
     pub fn wrong_decision(self) -> Option<Decision> {
         match self {

@@ -19,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// List the task registry, or print the generator card.
     Tasks(TasksArgs),
+    /// List the rule policies and the one decision each makes differently.
+    Policies(crate::commands::policies::PoliciesArgs),
     /// Write the canonical records of (task, seed) as JSON Lines to stdout.
     Truth(TruthArgs),
     /// Score a submission directory (data.jsonl, metadata.json, run.log) with both scorers.

@@ -43,6 +43,7 @@ fn main() -> ExitCode {
     init_logging();
     let result = match cli.command {
         Command::Tasks(args) => commands::tasks::run(&args),
+        Command::Policies(args) => commands::policies::run(&args),
         Command::Truth(args) => commands::truth::run(&args),
         Command::Score(args) => commands::score::run(&args),
         Command::Run(args) => commands::run::run(&args),

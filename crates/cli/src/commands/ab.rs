@@ -23,7 +23,8 @@ pub struct AbArgs {
     /// Rule policies, comma-separated.
     #[arg(long)]
     pub policy: Option<String>,
-    /// Scaffolding level (L1: the model decides retry/skip; L2: everything).
+    /// Scaffolding level: L1 = the model decides retry or skip on faults (the harness does the
+    /// rest), L2 = the model owns every decision and drives the tools itself.
     #[arg(long, default_value = "L1")]
     pub level: String,
     /// Design.

@@ -4,6 +4,7 @@ pub mod ab;
 pub mod audit;
 pub mod guard;
 pub mod mcp;
+pub mod policies;
 pub mod prereg;
 pub mod report;
 pub mod run;

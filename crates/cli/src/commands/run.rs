@@ -20,11 +20,12 @@ use crate::select;
 /// `benchaudit run`
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Rule policies, comma-separated (oracle, baseline, always-retry, always-skip, quota-aware,
-    /// no-dedup, keeps-totals, skips-faults, single-pass, page-zero, fabricator, empty).
+    /// Rule policies, comma-separated (`benchaudit policies` lists them with what each does).
     #[arg(long)]
     pub policy: Option<String>,
-    /// Scaffolding levels, comma-separated.
+    /// Scaffolding levels, comma-separated: L0 = the harness owns every decision (the model
+    /// fills templated slots), L1 = the model decides retry or skip on faults, L2 = the model
+    /// owns every decision and drives the tools itself.
     #[arg(long, default_value = "L2")]
     pub level: String,
     /// `all` or task ids, comma-separated.
