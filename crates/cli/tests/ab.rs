@@ -162,8 +162,7 @@ fn a_frozen_preregistration_is_applied_and_a_tampered_one_refused() {
     );
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(
-        out.contains("DISCLOSED DEVIATIONS")
-            && out.contains("quota: frozen `Some(8)`, run `Some(9)`"),
+        out.contains("DISCLOSED DEVIATIONS") && out.contains("quota: frozen 8, run 9"),
         "{out}"
     );
     // Editing the frozen file is refused.
