@@ -245,6 +245,88 @@ fn a_provider_refusal_stops_the_run_with_exit_2_and_the_resume_runs_the_rest() {
     );
 }
 
+/// Issue 11: an `infra_error` episode is not finished. The run prints its summary and exits
+/// non-zero (3) while one remains; the resume retries it, appends the retry under the same key
+/// and keeps the failed attempt's transcript. (Slow: the provider's six attempts back off.)
+#[test]
+fn an_infra_error_is_retried_on_resume_and_the_run_exits_non_zero_while_one_remains() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let failing = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&failing);
+    let server = Server::start(move |_, r| {
+        if flag.load(Ordering::SeqCst) {
+            Reply::status(503, json!({"error": {"message": "overloaded"}}))
+        } else {
+            Reply::ok(solver(&r.body))
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = server.base_url();
+    let args = [
+        "run",
+        "--model",
+        "local:solver",
+        "--base-url",
+        &url,
+        "--api-key-env",
+        VAR,
+        "--level",
+        "L0",
+        "--tasks",
+        "T1_single_page",
+        "--seeds",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = benchaudit(&args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    );
+    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("local:solver"),
+        "the summary is printed: {stdout}"
+    );
+    assert!(
+        stderr.contains("1 of the 1 episodes run ended in infra_error"),
+        "{stderr}"
+    );
+    failing.store(false, Ordering::SeqCst);
+    let o = benchaudit(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 of them retried after an infra_error"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "the attempt and its retry: {text}");
+    assert_eq!(records[0]["key"], records[1]["key"]);
+    assert_eq!(records[0]["outcome"], "infra_error");
+    assert_eq!(records[1]["outcome"], "submitted");
+    let names: Vec<String> = files_under(&out.join("transcripts"))
+        .iter()
+        .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with(".attempt-1.json")),
+        "{names:?}"
+    );
+    // Finished now: the same command runs nothing and exits 0.
+    let o = benchaudit(&args);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("0 to run"));
+}
+
 #[test]
 fn model_setup_errors_are_usage_errors_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
