@@ -1,5 +1,7 @@
 //! The `benchaudit` binary: wires the library crates together. Data goes to stdout, messages
-//! to stderr; exit codes: 0 ok, 1 a finding (e.g. a failed oracle check), 2 bad usage or input.
+//! to stderr; exit codes: 0 ok, 1 a finding (e.g. a failed oracle check), 2 bad usage or input
+//! (or a provider refusal that stopped a run), 3 an incomplete run (`run`/`ab`: episodes ended
+//! in `infra_error`; the same command retries them).
 
 mod args;
 mod cli;

@@ -1,54 +1,23 @@
 //! Parsing the selections of a run: seeds, tasks, levels and policies.
 
-use std::collections::BTreeSet;
-
 use benchaudit_agents::{Level, RuleKind};
 use benchaudit_comtrade::{TaskSpec, tasks};
 
 use crate::UsageError;
 
 /// Seeds: `A..B` (inclusive, as in "seeds 0..999"), `A..=B`, `A..<B` (exclusive), `N`, or a
-/// comma-separated mix.
+/// comma-separated mix ([`benchaudit_runs::parse_seeds`]).
 pub fn seeds(spec: &str) -> Result<Vec<u64>, UsageError> {
-    let bad = |why: &str| {
+    seeds_for("--seeds", spec)
+}
+
+/// A seed set given by `flag`.
+pub fn seeds_for(flag: &str, spec: &str) -> Result<Vec<u64>, UsageError> {
+    benchaudit_runs::parse_seeds(spec).map_err(|why| {
         UsageError(format!(
-            "invalid --seeds `{spec}`: {why} (write e.g. 0..9, 0..<10, 3 or 1,4,7)"
+            "invalid {flag} `{spec}`: {why} (write e.g. 0..9, 0..<10, 3 or 1,4,7)"
         ))
-    };
-    let mut out = BTreeSet::new();
-    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let num = |s: &str| {
-            s.trim()
-                .parse::<u64>()
-                .map_err(|_| bad(&format!("`{s}` is not a seed")))
-        };
-        if let Some((a, b)) = part.split_once("..") {
-            let (b, inclusive) = match (b.strip_prefix('='), b.strip_prefix('<')) {
-                (Some(b), _) => (b, true),
-                (_, Some(b)) => (b, false),
-                _ => (b, true),
-            };
-            let (a, b) = (num(a)?, num(b)?);
-            let end = if inclusive {
-                b
-            } else {
-                b.checked_sub(1).ok_or_else(|| bad("empty range"))?
-            };
-            if end < a {
-                return Err(bad("empty range"));
-            }
-            if end - a >= 1_000_000 {
-                return Err(bad("more than a million seeds"));
-            }
-            out.extend(a..=end);
-        } else {
-            out.insert(num(part)?);
-        }
-    }
-    if out.is_empty() {
-        return Err(bad("no seeds"));
-    }
-    Ok(out.into_iter().collect())
+    })
 }
 
 /// Tasks: `all` or comma-separated ids.

@@ -254,3 +254,38 @@ fn run_prints_a_summary_per_policy_and_level() {
         12
     );
 }
+
+/// Issue 11: a complete, newline-terminated line that is not a record is corruption: the
+/// resume stops naming the file and the line, and the line stays where it was.
+#[test]
+fn a_resume_over_a_corrupted_complete_line_exits_non_zero_and_leaves_it_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--policy",
+        "oracle",
+        "--level",
+        "L1",
+        "--tasks",
+        "T1_single_page",
+        "--seeds",
+        "0..2",
+        "--out",
+    ];
+    let o = bin().args(args).arg(dir.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let path = dir.path().join("episodes.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut ls: Vec<&str> = text.lines().collect();
+    ls[1] = "{\"key\": {\"policy\": \"oracle\"}, \"outcome\": \"submi";
+    let damaged = ls.join("\n") + "\n";
+    std::fs::write(&path, &damaged).unwrap();
+    let o = bin().args(args).arg(dir.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("episodes.jsonl: line 2") && err.contains("corrupt"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), damaged);
+}

@@ -1,7 +1,8 @@
 //! `benchaudit run --model` end to end: the real binary against a scripted OpenAI-compatible
-//! server on 127.0.0.1. Scripted models play at every level, a refusing provider becomes
-//! listed infra errors, the run resumes, and the API key appears nowhere under the run
-//! directory nor in the binary's output — it only ever reaches the Authorization header.
+//! server on 127.0.0.1. Scripted models play at every level, a refusing provider stops the
+//! run (exit 2) and the resume runs what it did not record, and the API key appears nowhere
+//! under the run directory nor in the binary's output — it only ever reaches the Authorization
+//! header.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../agents/tests/llm_support/mod.rs"]
@@ -27,24 +28,14 @@ fn benchaudit(args: &[&str]) -> Output {
 
 #[test]
 fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
-    let server = Server::start(|_, r| {
-        if r.body["model"] == "refuser" {
-            // A provider that echoes the key it was sent (some local servers do).
-            Reply::status(
-                401,
-                json!({"error": {"message": format!("invalid key {KEY}")}}),
-            )
-        } else {
-            Reply::ok(solver(&r.body))
-        }
-    });
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let url = server.base_url();
     let args = [
         "run",
         "--model",
-        "local:solver,local:refuser",
+        "local:solver",
         "--base-url",
         &url,
         "--api-key-env",
@@ -72,7 +63,7 @@ fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(records.len(), 2 * 3 * 2 * 2);
+    assert_eq!(records.len(), 3 * 2 * 2);
     for r in &records {
         let (policy, level, task) = (
             r["key"]["policy"].as_str().unwrap(),
@@ -90,20 +81,10 @@ fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
                     "{r}"
                 );
             }
-            "local:refuser" if asks_model => {
-                assert_eq!(r["outcome"], "infra_error", "{r}");
-                assert!(r["scores"].is_null());
-                assert!(r["error"].as_str().unwrap().contains("HTTP 401"), "{r}");
-            }
-            "local:refuser" => assert_eq!(r["outcome"], "submitted"),
             other => panic!("unexpected policy {other}"),
         }
     }
-    assert!(
-        stdout.contains("infra errors (excluded from statistics)")
-            && stdout.contains("local:refuser"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("local:solver"), "{stdout}");
 
     // The key was used — in the header of every request — and is nowhere else.
     let reqs = server.requests();
@@ -140,7 +121,7 @@ fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let models = manifest["config"]["models"].as_array().unwrap();
-    assert_eq!(models.len(), 2);
+    assert_eq!(models.len(), 1);
     assert_eq!(models[0]["name"], "local:solver");
     assert_eq!(models[0]["api_key_env"], VAR);
     assert_eq!(
@@ -167,6 +148,183 @@ fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("0 to run"));
     assert_eq!(server.requests().len(), before);
+}
+
+/// Issue 11: a provider refusal (401) is fatal. The refused episode is not recorded, no
+/// further episode starts (one worker: the provider is asked exactly once), the command prints
+/// the refusal and exits 2, and a resume once the provider accepts runs exactly what is
+/// missing, each episode once.
+#[test]
+fn a_provider_refusal_stops_the_run_with_exit_2_and_the_resume_runs_the_rest() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let refusing = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&refusing);
+    let server = Server::start(move |_, r| {
+        if flag.load(Ordering::SeqCst) {
+            // A provider that echoes the key it was sent (some local servers do).
+            Reply::status(
+                401,
+                json!({"error": {"message": format!("invalid key {KEY}")}}),
+            )
+        } else {
+            Reply::ok(solver(&r.body))
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = server.base_url();
+    let args = [
+        "run",
+        "--model",
+        "local:refuser",
+        "--base-url",
+        &url,
+        "--api-key-env",
+        VAR,
+        "--level",
+        "L1,L2",
+        "--tasks",
+        "T4_rate_limit_429",
+        "--seeds",
+        "0..2",
+        "--jobs",
+        "1",
+        "--rpm",
+        "6000",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = benchaudit(&args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the provider refused a request, so the run stopped")
+            && stderr.contains("HTTP 401"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no episode starts after the refusal"
+    );
+    let ledger = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap_or_default();
+    assert!(
+        ledger.is_empty(),
+        "the refused episode is not recorded: {ledger}"
+    );
+    for f in files_under(&out) {
+        let content = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
+        assert!(
+            !content.contains(KEY),
+            "the key leaked into {}",
+            f.display()
+        );
+    }
+
+    // The provider accepts again: the resume runs every episode, once.
+    refusing.store(false, Ordering::SeqCst);
+    let o = benchaudit(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2 * 3);
+    let keys: std::collections::BTreeSet<String> =
+        records.iter().map(|r| r["key"].to_string()).collect();
+    assert_eq!(keys.len(), records.len(), "each episode once");
+    assert!(
+        records.iter().all(|r| r["outcome"] == "submitted"),
+        "{text}"
+    );
+}
+
+/// Issue 11: an `infra_error` episode is not finished. The run prints its summary and exits
+/// non-zero (3) while one remains; the resume retries it, appends the retry under the same key
+/// and keeps the failed attempt's transcript. (Slow: the provider's six attempts back off.)
+#[test]
+fn an_infra_error_is_retried_on_resume_and_the_run_exits_non_zero_while_one_remains() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let failing = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&failing);
+    let server = Server::start(move |_, r| {
+        if flag.load(Ordering::SeqCst) {
+            Reply::status(503, json!({"error": {"message": "overloaded"}}))
+        } else {
+            Reply::ok(solver(&r.body))
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = server.base_url();
+    let args = [
+        "run",
+        "--model",
+        "local:solver",
+        "--base-url",
+        &url,
+        "--api-key-env",
+        VAR,
+        "--level",
+        "L0",
+        "--tasks",
+        "T1_single_page",
+        "--seeds",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = benchaudit(&args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    );
+    assert_eq!(o.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("local:solver"),
+        "the summary is printed: {stdout}"
+    );
+    assert!(
+        stderr.contains("1 of the 1 episodes run ended in infra_error"),
+        "{stderr}"
+    );
+    failing.store(false, Ordering::SeqCst);
+    let o = benchaudit(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 of them retried after an infra_error"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(out.join("episodes.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "the attempt and its retry: {text}");
+    assert_eq!(records[0]["key"], records[1]["key"]);
+    assert_eq!(records[0]["outcome"], "infra_error");
+    assert_eq!(records[1]["outcome"], "submitted");
+    let names: Vec<String> = files_under(&out.join("transcripts"))
+        .iter()
+        .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with(".attempt-1.json")),
+        "{names:?}"
+    );
+    // Finished now: the same command runs nothing and exits 0.
+    let o = benchaudit(&args);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("0 to run"));
 }
 
 #[test]

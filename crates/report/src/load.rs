@@ -1,10 +1,9 @@
 //! Reading a run directory: its records and provenance.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use benchaudit_agents::EpisodeRecord;
-use benchaudit_runs::{Manifest, read_records};
+use benchaudit_runs::{Manifest, read_ledger};
 
 use crate::error::{Error, Result, chain};
 use crate::model::Source;
@@ -14,14 +13,16 @@ use crate::model::Source;
 /// Exists so loading (IO, validation) is separate from computing (pure).
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    /// Every complete record of the ledger.
+    /// The effective record of every episode (a retried `infra_error` attempt is replaced by
+    /// its retry: `benchaudit_runs::ledger`'s rules).
     pub records: Vec<EpisodeRecord>,
     /// Provenance.
     pub source: Source,
 }
 
-/// Reads a run directory: `episodes.jsonl` (a torn last line is skipped and noted) and, when
-/// present, `manifest.json`.
+/// Reads a run directory: `episodes.jsonl` under the ledger's rules ([`read_ledger`]: a torn
+/// last line is skipped and noted, a retried attempt superseded, any other repeated key or
+/// unreadable complete line refused) and, when present, `manifest.json`.
 ///
 /// Exists as the one place that decides what a readable run is.
 ///
@@ -42,25 +43,13 @@ pub fn load_run(dir: &Path) -> Result<Loaded> {
             dir.display()
         )));
     }
-    let (records, torn) = read_records(&episodes).map_err(|e| Error::Invalid(chain(&e)))?;
+    let contents = read_ledger(&episodes).map_err(|e| Error::Invalid(chain(&e)))?;
+    let (records, torn) = (contents.records, contents.torn_at);
     if records.is_empty() {
         return Err(Error::Invalid(format!(
             "{} holds no complete episode record",
             episodes.display()
         )));
-    }
-    let mut seen = BTreeSet::new();
-    for r in &records {
-        if !seen.insert(&r.key) {
-            return Err(Error::Invalid(format!(
-                "{}: episode {} {} {} seed {} appears twice; the ledger is corrupt",
-                episodes.display(),
-                r.key.policy,
-                r.key.level,
-                r.key.task_id,
-                r.key.seed
-            )));
-        }
     }
     let manifest = Manifest::read(dir)?;
     Ok(Loaded {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use benchaudit_agents::{EpisodeRecord, Level, Outcome};
-use benchaudit_runs::{AbResult, Design, DesignKind};
+use benchaudit_runs::{AbResult, Design, DesignKind, format_seeds};
 
 /// The table `benchaudit run` prints: per (policy, level) the episodes, mean F1, judge and
 /// coverage, submissions and infra errors (listed, not averaged).
@@ -124,14 +124,15 @@ pub fn ab_summary(design: &Design, result: &AbResult) -> String {
     let family = result.comparisons.as_deref().unwrap_or_default();
     let _ = writeln!(
         text,
-        "{} on {} at {level}: Δ = constant − escalating ({metric}), {} paired seeds, constant level {:.4} (computed from the escalating arm)",
+        "{} on {} at {level}: Δ = constant − escalating ({metric}), {} paired seeds, constant level {:.4} (the escalating arm's realised mean on calibration seeds {})",
         match design.kind {
             DesignKind::MatchedMean => "matched-mean A/B",
             _ => "quota + squeeze",
         },
         design.task.task_id,
         design.seeds.len(),
-        result.matched_level
+        result.matched_level,
+        format_seeds(&result.calibration_seeds)
     );
     let _ = writeln!(
         text,
@@ -153,7 +154,7 @@ pub fn ab_summary(design: &Design, result: &AbResult) -> String {
         let st = &c.stats;
         let _ = writeln!(
             text,
-            "{:<14} {:>6} {:>6} {:>13} {:>+8.3} {:>18} {:>7.4} {:>7.4} {:>24} {:>9} {:>9} {:>13}",
+            "{:<14} {:>6} {:>6} {:>13} {:>+8.3} {:>18} {:>7.4} {:>7.4} {:>24} {:>9} {:>9} {:>13}{}",
             c.agent,
             c.quota.map_or("free".into(), |q| q.to_string()),
             c.slack.map_or("-".into(), |s| s.to_string()),
@@ -169,37 +170,124 @@ pub fn ab_summary(design: &Design, result: &AbResult) -> String {
             format!("{}/{}", c.deaths.0, c.deaths.1),
             format!("{}/{}", c.skips.0, c.skips.1),
             format!("{:.3}/{:.3}", c.mean_intensity.0, c.mean_intensity.1),
+            if c.intensity.matched { "" } else { " *" },
         );
     }
     let _ = writeln!(
         text,
         "(mean outcome, deaths, skips and intensity: escalating/constant arm)"
     );
+    let unmatched: Vec<String> = family
+        .iter()
+        .filter(|c| !c.intensity.matched)
+        .map(|c| {
+            format!(
+                "{} at {}: escalating arm off its calibrated ramp on {} of {} seeds",
+                c.agent,
+                c.quota
+                    .map_or("free retries".into(), |q| format!("quota {q}")),
+                c.intensity.off_ramp_seeds.len(),
+                design.seeds.len()
+            ) + &if c.intensity.off_level_seeds.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", constant arm off its level on {}",
+                    c.intensity.off_level_seeds.len()
+                )
+            }
+        })
+        .collect();
+    if !unmatched.is_empty() {
+        let _ = writeln!(
+            text,
+            "* intensity not matched (quota deaths, the squeeze or skips moved an arm off its intended intensity, so Δ there compares two doses as well as two trajectories): {}",
+            unmatched.join("; ")
+        );
+    }
+    if let Some(c) = family.first()
+        && (c.intensity.ramp - result.matched_level).abs() > 1e-9
+    {
+        let _ = writeln!(
+            text,
+            "the calibrated ramp's mean on these seeds is {:.4} (constant level {:.4}, from the calibration seeds)",
+            c.intensity.ramp, result.matched_level
+        );
+    }
+    match &result.prereg {
+        None => {
+            let _ = writeln!(
+                text,
+                "p_holm: Holm over the {} comparisons of this invocation (no pre-registration fixes the family)",
+                family.len()
+            );
+        }
+        Some(p) => {
+            let _ = writeln!(
+                text,
+                "p_holm: Holm over the pre-registered family of {} comparisons{}",
+                p.family.len(),
+                if p.exploratory > 0 {
+                    format!(
+                        "; {} exploratory comparisons outside it are adjusted among themselves",
+                        p.exploratory
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
     if let Some(p) = &result.prereg {
         let _ = writeln!(
             text,
-            "\npre-registration {} (sha256 {}), predicted Δ {:?}:",
-            p.name, p.sha256, p.predicted
+            "\npre-registration {} (sha256 {}), predicted Δ {}:",
+            p.name,
+            p.sha256,
+            p.predicted.name()
         );
         if p.deviations.is_empty() {
             let _ = writeln!(text, "  no deviation from the frozen design");
         } else {
-            let _ = writeln!(text, "  DISCLOSED DEVIATIONS from the frozen design:");
+            let _ = writeln!(
+                text,
+                "  DISCLOSED DEVIATIONS from the frozen design ({}):",
+                p.deviations.len()
+            );
             for d in &p.deviations {
                 let _ = writeln!(text, "  - {d}");
             }
         }
-        for c in family {
+        let qualifier = if p.with_deviations {
+            format!(
+                ", reached with {} disclosed deviation{}",
+                p.deviations.len(),
+                if p.deviations.len() == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
+        for c in family.iter().filter(|c| c.in_family) {
             let _ = writeln!(
                 text,
-                "  {} (quota {}): {} under the frozen rule (CI excludes 0 on the predicted side and sign-flip p < 0.05)",
+                "  {} ({}): {} under the frozen rule (CI excludes 0 on the predicted side and sign-flip p < 0.05){qualifier}",
                 c.agent,
-                c.quota.map_or("free".into(), |q| q.to_string()),
+                c.quota
+                    .map_or("free retries".into(), |q| format!("quota {q}")),
                 if c.decision == Some(true) {
                     "CONFIRMED"
                 } else {
                     "not confirmed"
                 }
+            );
+        }
+        for c in family.iter().filter(|c| !c.in_family) {
+            let _ = writeln!(
+                text,
+                "  {} ({}): exploratory (outside the pre-registered family), no decision",
+                c.agent,
+                c.quota
+                    .map_or("free retries".into(), |q| format!("quota {q}")),
             );
         }
     }

@@ -15,6 +15,15 @@ use crate::player::Player;
 /// Intensity at which the squeeze fires and totals rows start (paper A.11: 0.70).
 pub const SQUEEZE_AT: f64 = 0.7;
 
+/// The calibration seed set when none is declared, as `--calibration-seeds` writes it: the
+/// matched constant level is the escalating arm's realised mean over these seeds.
+pub const DEFAULT_CALIBRATION: &str = "0..19";
+
+/// The seeds of [`DEFAULT_CALIBRATION`].
+pub fn default_calibration() -> Vec<u64> {
+    (0..=19).collect()
+}
+
 /// The kind of design.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -86,6 +95,9 @@ pub struct Design {
     pub level: Level,
     /// Seeds; the two arms of a pair share a seed.
     pub seeds: Vec<u64>,
+    /// The declared calibration seed set the matched constant level is computed on (never the
+    /// seeds under test, so extending a run leaves the constant arm as it was).
+    pub calibration: Vec<u64>,
     /// Enforced quota (quota design; optional for degradation).
     pub quota: Option<u32>,
     /// Requests removed by the squeeze (quota design).
@@ -99,7 +111,8 @@ pub struct Design {
 /// The arms of a design, computed from it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arms {
-    /// The constant arm's level: the escalating arm's realised mean intensity on the seeds.
+    /// The constant arm's level: the escalating arm's realised mean intensity (always-retry
+    /// simulation, free retries) on the calibration seeds.
     pub matched_level: f64,
     /// The quota settings of the A/B pairs (empty for degradation).
     pub settings: Vec<QuotaSetting>,
@@ -149,10 +162,17 @@ impl Design {
         }
     }
 
-    /// Computes the arms: the matched constant level from the escalating arm on the design's
-    /// seeds, then the option sets.
+    /// Computes the arms: the matched constant level from the escalating arm on the declared
+    /// calibration seeds (not the seeds under test), then the option sets.
     pub fn arms(&self) -> Result<Arms> {
-        let matched_level = StressConfig::matched_level(self.task, &self.seeds).map_err(stress)?;
+        if self.calibration.is_empty() {
+            return Err(Error::Invalid(
+                "the calibration seed set is empty: declare one, e.g. --calibration-seeds 0..19"
+                    .into(),
+            ));
+        }
+        let matched_level =
+            StressConfig::matched_level(self.task, &self.calibration).map_err(stress)?;
         let escalating = StressConfig::escalating(self.task).map_err(stress)?;
         let settings = self.settings();
         let mut options = Vec::new();
@@ -202,6 +222,7 @@ impl Design {
             "level": self.level,
             "policies": plan.player_names(),
             "seeds": self.seeds,
+            "calibration_seeds": self.calibration,
             "settings": arms.settings,
             "quota": self.quota,
             "matched_level": arms.matched_level,
@@ -222,6 +243,7 @@ mod tests {
             task: benchaudit_comtrade::task("T9_clean_ab").unwrap(),
             level: Level::L1,
             seeds: (0..4).collect(),
+            calibration: default_calibration(),
             quota: None,
             squeeze: 3,
             slack_sweep,
@@ -277,6 +299,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "calibration_seeds",
                 "command",
                 "design",
                 "episode",

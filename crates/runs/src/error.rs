@@ -13,6 +13,19 @@ pub enum Error {
     /// A ledger file is damaged beyond a torn last line.
     #[error("{0}")]
     Corrupt(String),
+    /// A provider refused a request outright (401/403, unknown model, invalid tool schema):
+    /// every later episode would fail the same way, so the run stopped.
+    #[error(
+        "the provider refused a request, so the run stopped: {message}\n{recorded} episodes were recorded by this run and {not_run} were not run (the refused one included, so a resume runs it again); fix the cause, then run the same command to resume"
+    )]
+    Fatal {
+        /// The provider's refusal.
+        message: String,
+        /// Episodes recorded by the stopped call (they finished while the refusal came in).
+        recorded: usize,
+        /// Episodes of the call left to run.
+        not_run: usize,
+    },
     /// A file could not be read or written.
     #[error("{context}")]
     Io {

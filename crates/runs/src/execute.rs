@@ -1,27 +1,30 @@
 //! Running a plan into a ledger: resume, run what is missing in parallel, record each episode
-//! as it finishes.
+//! as it finishes, and stop at a provider's refusal.
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use benchaudit_agents::EpisodeRecord;
+use benchaudit_agents::{EpisodeKey, EpisodeRecord, Outcome};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::ledger::{Ledger, Manifest};
 use crate::plan::{Job, Plan};
-use crate::runner::run_jobs;
+use crate::runner::{Flow, run_jobs};
 
 /// What [`execute`] reports while it works, for the caller to show (the library prints
 /// nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
-    /// The ledger is open: episodes of the plan already recorded, episodes to run now, and
-    /// whether a torn last line (an interrupted write) was discarded.
+    /// The ledger is open: episodes of the plan already recorded, episodes to run now (failed
+    /// attempts among them), and whether a torn last line (an interrupted write) was discarded.
     Started {
-        /// Already recorded (skipped).
+        /// Already finished (skipped).
         recorded: usize,
         /// To run.
         to_run: usize,
+        /// Of those, episodes whose last record is an `infra_error` attempt (retried).
+        retrying: usize,
         /// A torn last line was discarded.
         discarded_torn_line: bool,
     },
@@ -34,35 +37,76 @@ pub enum Progress {
     },
 }
 
-/// Runs every episode of `plan` missing from the ledger at `dir` (created under `config`,
-/// or resumed when it holds the same configuration) on `threads` workers, and returns all of
-/// the run's records, old and new.
+/// What one [`execute`] call did.
+#[derive(Debug, Clone)]
+pub struct Executed {
+    /// The effective record of every episode of the plan, in plan order (each key's last
+    /// record: a retried attempt is replaced by its retry).
+    pub records: Vec<EpisodeRecord>,
+    /// Episodes run (and recorded) by this call.
+    pub ran: usize,
+    /// Of those, episodes that ended in `infra_error`: the run is incomplete, and running the
+    /// same command again retries them.
+    pub infra_errors: usize,
+}
+
+/// Runs every episode of `plan` not finished in the ledger at `dir` (created under `config`,
+/// or resumed when it holds the same configuration, tool version and registry) on `threads`
+/// workers. Episodes whose last record is `infra_error` are run again. A plan that lists an
+/// episode twice runs it once.
+///
+/// When an episode ends in a provider refusal ([`EpisodeRun::fatal`]) its record is not
+/// appended (a resume runs it again), no further episode starts, the episodes already running
+/// finish and are recorded, and [`Error::Fatal`] is returned.
+///
+/// [`EpisodeRun::fatal`]: benchaudit_agents::EpisodeRun::fatal
 ///
 /// # Errors
-/// [`Error::Invalid`] for a locked directory or one holding another configuration;
-/// [`Error::Corrupt`] for a damaged ledger; IO errors while recording.
+/// [`Error::Invalid`] for a locked directory or one holding another run (the message names the
+/// field); [`Error::Corrupt`] for a damaged ledger; [`Error::Fatal`] for a provider refusal;
+/// IO errors while recording.
 pub fn execute(
     dir: &Path,
     config: Value,
     plan: &Plan,
     threads: usize,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Vec<EpisodeRecord>> {
+) -> Result<Executed> {
     let mut ledger = Ledger::open(dir, &Manifest::new(config)?)?;
-    let work: Vec<Job<'_>> = plan
-        .jobs()
-        .into_iter()
+    let jobs = plan.jobs();
+    let mut planned = HashSet::new();
+    let unique: Vec<&Job<'_>> = jobs.iter().filter(|j| planned.insert(&j.key)).collect();
+    let work: Vec<Job<'_>> = unique
+        .iter()
         .filter(|j| !ledger.is_done(&j.key))
+        .map(|j| (*j).clone())
         .collect();
+    let failed_before: HashSet<&EpisodeKey> = ledger
+        .existing
+        .iter()
+        .filter(|r| r.outcome == Outcome::InfraError)
+        .map(|r| &r.key)
+        .collect();
+    let retrying = work
+        .iter()
+        .filter(|j| failed_before.contains(&j.key))
+        .count();
     let total = work.len();
     progress(Progress::Started {
-        recorded: plan.len() - total,
+        recorded: unique.len() - total,
         to_run: total,
+        retrying,
         discarded_torn_line: ledger.discarded > 0,
     });
     let mut new_records = Vec::with_capacity(total);
+    let mut fatal: Option<String> = None;
     run_jobs(&work, threads, |i, run| {
         debug_assert_eq!(run.record.key, work[i].key);
+        if let Some(message) = run.fatal {
+            // Not recorded: the episode never ran as the model would have run it.
+            fatal.get_or_insert(message);
+            return Ok(Flow::Stop);
+        }
         ledger
             .append(&run.record, &run.transcript)
             .map_err(|e| match e {
@@ -77,9 +121,38 @@ pub fn execute(
             done: new_records.len(),
             total,
         });
-        Ok::<(), Error>(())
+        Ok::<Flow, Error>(if fatal.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
     })?;
-    let mut all = std::mem::take(&mut ledger.existing);
-    all.extend(new_records);
-    Ok(all)
+    let ran = new_records.len();
+    if let Some(message) = fatal {
+        return Err(Error::Fatal {
+            message,
+            recorded: ran,
+            not_run: total - ran,
+        });
+    }
+    let infra_errors = new_records
+        .iter()
+        .filter(|r| r.outcome == Outcome::InfraError)
+        .count();
+    let mut by_key: HashMap<EpisodeKey, EpisodeRecord> = std::mem::take(&mut ledger.existing)
+        .into_iter()
+        .map(|r| (r.key.clone(), r))
+        .collect();
+    for r in new_records {
+        by_key.insert(r.key.clone(), r);
+    }
+    let records = unique
+        .iter()
+        .filter_map(|j| by_key.remove(&j.key))
+        .collect();
+    Ok(Executed {
+        records,
+        ran,
+        infra_errors,
+    })
 }

@@ -1,20 +1,41 @@
-//! The run ledger (SPEC §6): `manifest.json` (the complete configuration), an append-only
-//! `episodes.jsonl` (one complete record per finished episode, written with one `write_all` and
-//! synced), `transcripts/`, and a lock that keeps a second writer out. Re-opening a ledger
-//! resumes it: finished episodes are known by key, a torn last line is discarded.
+//! The run ledger (SPEC §6): `manifest.json` (the complete configuration, the tool version and
+//! the task registry's hash), an append-only `episodes.jsonl` (one complete record per line,
+//! written with one `write_all` and synced), `transcripts/`, and a lock that keeps a second
+//! writer out. Re-opening a ledger resumes it.
+//!
+//! The rules every reader applies, through [`read_ledger`]:
+//!
+//! * **Torn line.** Only a final line without its newline is torn (a crash mid-write, possibly
+//!   inside a UTF-8 character: the file is read as bytes). A resume cuts it off and runs that
+//!   episode again; `report` skips it and says so.
+//! * **Corruption.** A complete, newline-terminated line that is not an episode record is
+//!   corruption: an error naming the file and the line. Nothing is truncated or rewritten.
+//! * **Attempts.** An `infra_error` record is a failed attempt, not a finished episode: a resume
+//!   runs the episode again and appends a new record with the same key. A key may therefore
+//!   repeat, but only while every earlier record of it is `infra_error`; the last record is the
+//!   effective one. Any other repeated key is corruption.
+//! * **Transcripts.** `transcripts/<name>.json` ([`transcript_name`]) belongs to the key's
+//!   effective (last) record. When an attempt is retried, the failed attempt's transcript is
+//!   kept as `transcripts/<name>.attempt-<n>.json`, `n` being the attempt's place among the
+//!   key's records (1 for the first record).
+//! * **Resume.** A resume must present the same configuration, compared exactly (floats
+//!   included; serde_json is built with `float_roundtrip`), and be made by the same tool
+//!   version on the same task registry; the refusal names the field that differs. An
+//!   `episodes.jsonl` with records but no manifest is refused, never adopted.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use benchaudit_agents::{EpisodeKey, EpisodeRecord, Transcript, sha256_hex};
+use benchaudit_agents::{EpisodeKey, EpisodeRecord, Outcome, Transcript, sha256_hex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-/// Written once per run directory; a resume must present the same `config`.
+/// Written once per run directory; a resume must present the same tool, version, registry and
+/// `config`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// Always "benchaudit".
@@ -25,6 +46,67 @@ pub struct Manifest {
     pub registry_sha256: String,
     /// The complete configuration of the run.
     pub config: Value,
+}
+
+/// The longest value a refusal quotes.
+const QUOTE_LIMIT: usize = 120;
+
+fn quote(v: &Value) -> String {
+    let mut s = v.to_string();
+    if s.len() > QUOTE_LIMIT {
+        let mut cut = QUOTE_LIMIT;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// The JSON paths where `recorded` and `now` differ, at most `limit` of them, each with both
+/// values (`config.seeds: recorded [0,1], now [0,1,2]`).
+fn differences(recorded: &Value, now: &Value, path: &str, limit: usize, out: &mut Vec<String>) {
+    if out.len() >= limit || recorded == now {
+        return;
+    }
+    match (recorded, now) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let sub = format!("{path}.{k}");
+                match (a.get(k), b.get(k)) {
+                    (Some(x), Some(y)) => differences(x, y, &sub, limit, out),
+                    (Some(x), None) => {
+                        out.push(format!("{sub}: recorded {}, now absent", quote(x)))
+                    }
+                    (None, Some(y)) => out.push(format!("{sub}: absent, now {}", quote(y))),
+                    (None, None) => {}
+                }
+                if out.len() >= limit {
+                    return;
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                differences(x, y, &format!("{path}[{i}]"), limit, out);
+            }
+        }
+        _ => out.push(format!(
+            "{path}: recorded {}, now {}",
+            quote(recorded),
+            quote(now)
+        )),
+    }
+}
+
+/// A configuration as it reads back from a manifest: the value after one trip through JSON
+/// text. With serde_json's `float_roundtrip` the trip is exact; comparing the canonical forms
+/// of both sides keeps a resume exact even if a number's text ever parsed back differently.
+pub fn canonical(config: &Value) -> Result<Value> {
+    let text = serde_json::to_string(config).map_err(Error::json("serialising a configuration"))?;
+    serde_json::from_str(&text).map_err(Error::json("re-reading a configuration"))
 }
 
 impl Manifest {
@@ -55,6 +137,170 @@ impl Manifest {
             ))
         })
     }
+
+    /// Writes `dir/manifest.json` (atomically).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let text =
+            serde_json::to_string_pretty(self).map_err(Error::json("serialising the manifest"))?;
+        write_atomic(&dir.join("manifest.json"), text.as_bytes())
+    }
+
+    /// Why a run recorded under `self` (read from `dir`) cannot be resumed under `now`, naming
+    /// each field that differs; `None` when it can.
+    pub fn resume_refusal(&self, now: &Manifest, dir: &Path) -> Result<Option<String>> {
+        let at = dir.join("manifest.json");
+        let choose =
+            "finish it with the command and binary that started it, or choose another --out";
+        if self.tool != now.tool {
+            return Ok(Some(format!(
+                "{}: tool is `{}`, not `{}`: not a benchaudit run directory; choose another --out",
+                at.display(),
+                self.tool,
+                now.tool
+            )));
+        }
+        if self.version != now.version {
+            return Ok(Some(format!(
+                "{}: version: the run was recorded by benchaudit {}, this is benchaudit {}; a resume would mix episodes of two versions: {choose}",
+                at.display(),
+                self.version,
+                now.version
+            )));
+        }
+        if self.registry_sha256 != now.registry_sha256 {
+            return Ok(Some(format!(
+                "{}: registry_sha256: the run was recorded on task registry {}, this binary's is {}; a resume would mix two benchmarks: {choose}",
+                at.display(),
+                self.registry_sha256,
+                now.registry_sha256
+            )));
+        }
+        let (recorded, wanted) = (canonical(&self.config)?, canonical(&now.config)?);
+        if recorded == wanted {
+            return Ok(None);
+        }
+        let mut diffs = Vec::new();
+        differences(&recorded, &wanted, "config", 5, &mut diffs);
+        Ok(Some(format!(
+            "{} holds a run with a different configuration ({}); resume it with the same command or choose another --out",
+            dir.display(),
+            diffs.join("; ")
+        )))
+    }
+}
+
+/// What a ledger file holds under the rules of the module documentation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LedgerContents {
+    /// The effective record of every key (its last record), in the order of their lines.
+    pub records: Vec<EpisodeRecord>,
+    /// Earlier attempts: `infra_error` records a later record of the same key supersedes.
+    pub superseded: Vec<EpisodeRecord>,
+    /// Records per key, superseded attempts included.
+    pub attempts: HashMap<EpisodeKey, usize>,
+    /// Byte offset of a torn final line (one without its newline), if there is one.
+    pub torn_at: Option<u64>,
+}
+
+fn describe(key: &EpisodeKey) -> String {
+    let arm = key
+        .arm
+        .as_deref()
+        .map(|a| format!(" [{a}]"))
+        .unwrap_or_default();
+    format!(
+        "{} {} {} seed {}{arm} (options {})",
+        key.policy, key.level, key.task_id, key.seed, key.options_hash
+    )
+}
+
+/// Applies the attempt rule to records in ledger order (`lines[i]` is the 1-based line of
+/// `records[i]`): the one implementation every reader of a ledger goes through.
+///
+/// # Errors
+/// [`Error::Corrupt`] when a key repeats after a record that is not `infra_error`.
+pub fn resolve(
+    records: Vec<EpisodeRecord>,
+    lines: &[usize],
+    file: &Path,
+) -> Result<LedgerContents> {
+    // key → (index of its current effective record, that record's line)
+    let mut effective: HashMap<EpisodeKey, (usize, usize)> = HashMap::new();
+    let mut keep: Vec<Option<EpisodeRecord>> = Vec::with_capacity(records.len());
+    let mut superseded = Vec::new();
+    let mut attempts: HashMap<EpisodeKey, usize> = HashMap::new();
+    for (i, r) in records.into_iter().enumerate() {
+        let line = lines.get(i).copied().unwrap_or(i + 1);
+        if let Some(&(at, first_line)) = effective.get(&r.key) {
+            let earlier_failed = keep[at]
+                .as_ref()
+                .is_some_and(|e| e.outcome == Outcome::InfraError);
+            if !earlier_failed {
+                return Err(Error::Corrupt(format!(
+                    "{}: line {line}: episode {} appears twice (line {first_line} already finished it; a key may repeat only after infra_error attempts): the ledger is corrupt",
+                    file.display(),
+                    describe(&r.key)
+                )));
+            }
+            if let Some(old) = keep[at].take() {
+                superseded.push(old);
+            }
+        }
+        *attempts.entry(r.key.clone()).or_default() += 1;
+        effective.insert(r.key.clone(), (keep.len(), line));
+        keep.push(Some(r));
+    }
+    Ok(LedgerContents {
+        records: keep.into_iter().flatten().collect(),
+        superseded,
+        attempts,
+        torn_at: None,
+    })
+}
+
+/// Reads a ledger file (bytes, not text) under the rules of the module documentation. A
+/// missing file is an empty ledger.
+///
+/// # Errors
+/// [`Error::Corrupt`] for a complete line that is not an episode record (naming the file and
+/// the line) or a repeated key that is not a retried `infra_error`; IO errors.
+pub fn read_ledger(path: &Path) -> Result<LedgerContents> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LedgerContents::default()),
+        Err(e) => return Err(Error::io(format!("reading {}", path.display()))(e)),
+    };
+    let mut records = Vec::new();
+    let mut lines = Vec::new();
+    let mut offset = 0usize;
+    let mut line_no = 0usize;
+    let mut torn_at = None;
+    while offset < bytes.len() {
+        line_no += 1;
+        let rest = &bytes[offset..];
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            // A final line without its newline: an interrupted write.
+            torn_at = Some(offset as u64);
+            break;
+        };
+        let line = &rest[..end];
+        match serde_json::from_slice::<EpisodeRecord>(line) {
+            Ok(r) => {
+                records.push(r);
+                lines.push(line_no);
+            }
+            Err(e) => {
+                return Err(Error::Corrupt(format!(
+                    "{}: line {line_no} is complete but not an episode record ({e}); the ledger is corrupt: nothing was changed, repair or move the file",
+                    path.display()
+                )));
+            }
+        }
+        offset += end + 1;
+    }
+    let mut contents = resolve(records, &lines, path)?;
+    contents.torn_at = torn_at;
+    Ok(contents)
 }
 
 /// An open, locked ledger.
@@ -65,57 +311,23 @@ pub struct Ledger {
     episodes: File,
     /// Held for the ledger's lifetime: the OS releases it when the process ends, however.
     _lock: File,
-    /// Keys already recorded.
+    /// Keys finished (their effective record is not `infra_error`).
     done: HashSet<EpisodeKey>,
+    /// Records per key in the file, failed attempts included.
+    attempts: HashMap<EpisodeKey, usize>,
     /// Lines discarded when opening (a torn last line).
     pub discarded: usize,
-    /// Records read when opening.
+    /// The effective records read when opening (`infra_error` ones included: they are run again).
     pub existing: Vec<EpisodeRecord>,
-}
-
-/// Reads every complete record of a ledger file. A torn *last* line is reported (its byte
-/// offset) and skipped; an unreadable line elsewhere is corruption and an error.
-pub fn read_records(path: &Path) -> Result<(Vec<EpisodeRecord>, Option<u64>)> {
-    let mut text = String::new();
-    match File::open(path) {
-        Ok(mut f) => {
-            f.read_to_string(&mut text)
-                .map_err(Error::io(format!("reading {}", path.display())))?;
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), None)),
-        Err(e) => return Err(Error::io(format!("opening {}", path.display()))(e)),
-    }
-    let mut records = Vec::new();
-    let mut offset = 0u64;
-    let mut pieces = text.split_inclusive('\n').peekable();
-    while let Some(piece) = pieces.next() {
-        let is_last = pieces.peek().is_none();
-        let complete = piece.ends_with('\n');
-        match serde_json::from_str::<EpisodeRecord>(piece.trim_end()) {
-            Ok(r) if complete => records.push(r),
-            _ if is_last => return Ok((records, Some(offset))),
-            Err(e) => {
-                return Err(Error::Corrupt(format!(
-                    "{}: line {} is not an episode record ({e}); the ledger is corrupt",
-                    path.display(),
-                    records.len() + 1
-                )));
-            }
-            Ok(_) => {
-                return Err(Error::Corrupt(format!(
-                    "{}: line {} is incomplete; the ledger is corrupt",
-                    path.display(),
-                    records.len() + 1
-                )));
-            }
-        }
-        offset += piece.len() as u64;
-    }
-    Ok((records, None))
 }
 
 impl Ledger {
     /// Opens (or creates) the run directory `dir` for writing under `manifest`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a locked directory, a manifest that differs from `manifest` (the
+    /// message names the field) or a ledger without a manifest; [`Error::Corrupt`] for a
+    /// damaged ledger (nothing is changed then); IO errors.
     pub fn open(dir: &Path, manifest: &Manifest) -> Result<Ledger> {
         fs::create_dir_all(dir.join("transcripts"))
             .map_err(Error::io(format!("creating {}", dir.display())))?;
@@ -137,22 +349,33 @@ impl Ledger {
                 return Err(Error::io("locking the run directory")(e));
             }
         }
-        match Manifest::read(dir)? {
-            Some(old) if old.config != manifest.config => {
-                return Err(Error::Invalid(format!(
-                    "{} holds a run with a different configuration; resume it with the same command or choose another --out",
-                    dir.display()
-                )));
+        let path = dir.join("episodes.jsonl");
+        let recorded = Manifest::read(dir)?;
+        match &recorded {
+            Some(old) => {
+                if let Some(why) = old.resume_refusal(manifest, dir)? {
+                    return Err(Error::Invalid(why));
+                }
             }
-            Some(_) => {}
             None => {
-                let text = serde_json::to_string_pretty(manifest)
-                    .map_err(Error::json("serialising the manifest"))?;
-                write_atomic(&dir.join("manifest.json"), text.as_bytes())?;
+                let len = match fs::metadata(&path) {
+                    Ok(m) => m.len(),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+                    Err(e) => return Err(Error::io(format!("reading {}", path.display()))(e)),
+                };
+                if len > 0 {
+                    return Err(Error::Invalid(format!(
+                        "{} holds episodes but no manifest.json: its configuration is unknown, so its episodes cannot be resumed; choose another --out",
+                        dir.display()
+                    )));
+                }
             }
         }
-        let path = dir.join("episodes.jsonl");
-        let (existing, torn_at) = read_records(&path)?;
+        // Read (and so validate) before anything is written.
+        let contents = read_ledger(&path)?;
+        if recorded.is_none() {
+            manifest.write(dir)?;
+        }
         let opening = Error::io(format!("opening {}", path.display()));
         let mut episodes = OpenOptions::new()
             .create(true)
@@ -161,7 +384,7 @@ impl Ledger {
             .open(&path)
             .map_err(opening)?;
         let mut discarded = 0;
-        if let Some(at) = torn_at {
+        if let Some(at) = contents.torn_at {
             let truncating = |e: io::Error| {
                 Error::io(format!(
                     "discarding the torn last line of {}",
@@ -173,28 +396,66 @@ impl Ledger {
             episodes.sync_data().map_err(truncating)?;
             discarded = 1;
         }
-        let done = existing.iter().map(|r| r.key.clone()).collect();
+        let done = contents
+            .records
+            .iter()
+            .filter(|r| r.outcome != Outcome::InfraError)
+            .map(|r| r.key.clone())
+            .collect();
         Ok(Ledger {
             dir: dir.to_path_buf(),
             episodes,
             _lock: lock,
             done,
+            attempts: contents.attempts,
             discarded,
-            existing,
+            existing: contents.records,
         })
     }
 
-    /// Whether an episode is already in the ledger.
+    /// Whether an episode is finished in the ledger (an `infra_error` attempt is not).
     pub fn is_done(&self, key: &EpisodeKey) -> bool {
         self.done.contains(key)
     }
 
-    /// Appends one record (one write, then sync) and its transcript.
+    /// Appends one record (one write, then sync) and its transcript. A retry of a failed
+    /// attempt keeps the attempt's transcript as `<name>.attempt-<n>.json`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an episode already finished in the ledger (recording it again
+    /// would count it twice); IO and serialisation errors.
     pub fn append(&mut self, record: &EpisodeRecord, transcript: &Transcript) -> Result<()> {
+        if self.done.contains(&record.key) {
+            return Err(Error::Invalid(format!(
+                "episode {} is already recorded in {}; it is not recorded twice",
+                describe(&record.key),
+                self.dir.display()
+            )));
+        }
+        let transcripts = self.dir.join("transcripts");
         let name = transcript_name(&record.key);
+        let earlier = self.attempts.get(&record.key).copied().unwrap_or(0);
+        if earlier > 0 {
+            // Keep the failed attempt's transcript. If the attempt file exists, an earlier
+            // retry already moved it and crashed before its record was written: the file at
+            // `name` then belongs to no record and is overwritten below.
+            let kept = transcripts.join(attempt_name(&record.key, earlier));
+            if !kept.exists() {
+                match fs::rename(transcripts.join(&name), &kept) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(Error::io(format!(
+                            "keeping the failed attempt's transcript as {}",
+                            kept.display()
+                        ))(e));
+                    }
+                }
+            }
+        }
         let text =
             serde_json::to_string(transcript).map_err(Error::json("serialising a transcript"))?;
-        write_atomic(&self.dir.join("transcripts").join(name), text.as_bytes())?;
+        write_atomic(&transcripts.join(name), text.as_bytes())?;
         let mut line =
             serde_json::to_string(record).map_err(Error::json("serialising a record"))?;
         line.push('\n');
@@ -204,9 +465,20 @@ impl Ledger {
         self.episodes
             .sync_data()
             .map_err(Error::io("syncing episodes.jsonl"))?;
-        self.done.insert(record.key.clone());
+        *self.attempts.entry(record.key.clone()).or_default() += 1;
+        if record.outcome != Outcome::InfraError {
+            self.done.insert(record.key.clone());
+        }
         Ok(())
     }
+}
+
+/// The file a failed attempt's transcript is kept under: `<name>.attempt-<n>.json`, `n` being
+/// the attempt's place among the key's records (1-based).
+pub fn attempt_name(key: &EpisodeKey, n: usize) -> String {
+    let name = transcript_name(key);
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    format!("{stem}.attempt-{n}.json")
 }
 
 /// The transcript file name of an episode (safe on every filesystem).

@@ -38,7 +38,8 @@
 //!         to_run = Some(n);
 //!     }
 //! })?;
-//! assert_eq!((first.len(), again.len(), to_run), (4, 4, Some(0)));
+//! assert_eq!((first.records.len(), again.records.len(), to_run), (4, 4, Some(0)));
+//! assert_eq!((first.ran, first.infra_errors, again.ran), (4, 0, 0));
 //! # Ok(())
 //! # }
 //! ```
@@ -55,13 +56,19 @@ mod plan;
 mod player;
 pub mod prereg;
 mod runner;
+mod seeds;
 
-pub use analysis::{AbResult, AgentCurve, Comparison, analyse};
-pub use design::{Arms, Design, DesignKind, QuotaSetting, SQUEEZE_AT};
+pub use analysis::{AbResult, AgentCurve, AnalysisSettings, Comparison, IntensityCheck, analyse};
+/// Bootstrap replicates B when none is chosen.
+pub use benchaudit_stats::DEFAULT_RESAMPLES;
+pub use design::{
+    Arms, DEFAULT_CALIBRATION, Design, DesignKind, QuotaSetting, SQUEEZE_AT, default_calibration,
+};
 pub use error::{Error, Result};
-pub use execute::{Progress, execute};
-pub use ledger::{Ledger, Manifest, read_records, write_atomic};
+pub use execute::{Executed, Progress, execute};
+pub use ledger::{Ledger, LedgerContents, Manifest, read_ledger, write_atomic};
 pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};
 pub use player::Player;
-pub use runner::{collect, run_all, run_jobs};
+pub use runner::{Flow, collect, run_all, run_jobs};
+pub use seeds::{format_seeds, parse_seeds};

@@ -9,17 +9,29 @@ use benchaudit_agents::{EpisodeRecord, EpisodeRun, run_episode};
 
 use crate::plan::{Job, Plan};
 
+/// What the runner does after a finished episode has been handed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep starting jobs.
+    Continue,
+    /// Start no further job; the episodes already running still finish and are handed over.
+    Stop,
+}
+
 /// Plays `jobs` on up to `threads` workers (at least one). Workers take the next job as they
 /// finish one, so slow episodes (LLMs) do not hold up a fixed share; each finished episode is
 /// passed to `on_done` with its index in `jobs`, on the calling thread, in completion order.
 /// The record's wall time is measured here (the only part allowed to differ on replay).
 ///
-/// When `on_done` fails, no further job starts; jobs already running finish and are dropped;
-/// the error is returned.
+/// An episode that ends in a provider refusal ([`EpisodeRun::fatal`]) stops the workers from
+/// taking further jobs as soon as it ends. When `on_done` answers [`Flow::Stop`], no further job starts and the episodes already
+/// running are still handed to `on_done` (a fatal provider error: what ran is recorded). When
+/// it fails, no further job starts; jobs already running finish and are dropped; the error is
+/// returned.
 pub fn run_jobs<E>(
     jobs: &[Job<'_>],
     threads: usize,
-    mut on_done: impl FnMut(usize, EpisodeRun) -> Result<(), E>,
+    mut on_done: impl FnMut(usize, EpisodeRun) -> Result<Flow, E>,
 ) -> Result<(), E> {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, EpisodeRun)>();
@@ -29,12 +41,17 @@ pub fn run_jobs<E>(
             let next = &next;
             scope.spawn(move || {
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
                     let mut policy = job.player.policy();
                     let started = Instant::now();
                     let mut run = run_episode(&job.spec, policy.as_mut());
                     run.record.timing.wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+                    if run.fatal.is_some() {
+                        // A provider refusal: every later episode would meet it too, so no
+                        // worker takes another job (without waiting for `on_done` to say so).
+                        next.store(jobs.len(), Ordering::SeqCst);
+                    }
                     if tx.send((i, run)).is_err() {
                         break;
                     }
@@ -43,10 +60,15 @@ pub fn run_jobs<E>(
         }
         drop(tx);
         for (i, run) in rx {
-            if let Err(e) = on_done(i, run) {
-                // Workers see the closed channel after their current episode and stop.
-                next.store(jobs.len(), Ordering::Relaxed);
-                return Err(e);
+            match on_done(i, run) {
+                Ok(Flow::Continue) => {}
+                // Workers take no further job; the channel stays open for the ones in flight.
+                Ok(Flow::Stop) => next.store(jobs.len(), Ordering::SeqCst),
+                Err(e) => {
+                    // Workers see the closed channel after their current episode and stop.
+                    next.store(jobs.len(), Ordering::SeqCst);
+                    return Err(e);
+                }
             }
         }
         Ok(())
@@ -58,7 +80,7 @@ pub fn collect(jobs: &[Job<'_>], threads: usize) -> Vec<EpisodeRecord> {
     let mut out: Vec<Option<EpisodeRecord>> = vec![None; jobs.len()];
     let done: Result<(), std::convert::Infallible> = run_jobs(jobs, threads, |i, run| {
         out[i] = Some(run.record);
-        Ok(())
+        Ok(Flow::Continue)
     });
     match done {
         Ok(()) => {}
@@ -117,7 +139,11 @@ mod tests {
         let mut seen = 0;
         let result = run_jobs(&jobs, 1, |_, _| {
             seen += 1;
-            if seen == 2 { Err("disk full") } else { Ok(()) }
+            if seen == 2 {
+                Err("disk full")
+            } else {
+                Ok(Flow::Continue)
+            }
         });
         assert_eq!(result, Err("disk full"));
         // With one worker, at most the episode in flight finishes after the failure.

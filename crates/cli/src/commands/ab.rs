@@ -7,13 +7,13 @@ use std::process::ExitCode;
 
 use benchaudit_agents::Level;
 use benchaudit_comtrade::EpisodeOptions;
-use benchaudit_runs::prereg::{self, AsRun};
-use benchaudit_runs::{Design, Metric, Player, analyse, write_atomic};
+use benchaudit_runs::prereg::{self, AsRun, RUN_TOOL_TEXT};
+use benchaudit_runs::{AnalysisSettings, Design, Metric, Player, analyse, write_atomic};
 use clap::Args;
 
 use crate::UsageError;
 use crate::args::{DesignArg, InterfaceArg, MetricArg, SubmissionArg};
-use crate::commands::run::run_with_progress;
+use crate::commands::run::{incomplete_exit, run_with_progress};
 use crate::output::print;
 use crate::select;
 
@@ -45,6 +45,10 @@ pub struct AbArgs {
     /// Seeds (pairs share a seed).
     #[arg(long, default_value = "0..19")]
     pub seeds: String,
+    /// The declared calibration seeds: the constant arm's level is the escalating arm's
+    /// realised mean over these (always-retry simulation), whatever --seeds is.
+    #[arg(long, default_value = benchaudit_runs::DEFAULT_CALIBRATION)]
+    pub calibration_seeds: String,
     /// Outcome metric (default: coverage at L0/L1, F1 at L2).
     #[arg(long, value_enum)]
     pub metric: Option<MetricArg>,
@@ -57,6 +61,9 @@ pub struct AbArgs {
     /// Seed of the bootstrap and permutation streams.
     #[arg(long, default_value_t = 0)]
     pub stats_seed: u64,
+    /// Bootstrap replicates B.
+    #[arg(long, default_value_t = benchaudit_runs::DEFAULT_RESAMPLES, value_parser = crate::commands::report::parse_resamples)]
+    pub resamples: usize,
     /// A frozen pre-registration (`benchaudit prereg freeze`) whose decision rule to apply.
     #[arg(long)]
     pub prereg: Option<PathBuf>,
@@ -78,6 +85,7 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         task,
         level,
         seeds: Vec::new(),
+        calibration: select::seeds_for("--calibration-seeds", &args.calibration_seeds)?,
         quota: args.quota,
         squeeze: args.squeeze,
         slack_sweep: args.slack_sweep.clone(),
@@ -113,21 +121,31 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let arms = design.arms()?;
     let plan = design.plan(players, &arms);
-    let records = run_with_progress(&args.out, design.config(&plan, &arms), &plan, args.jobs)?;
+    let executed = run_with_progress(&args.out, design.config(&plan, &arms), &plan, args.jobs)?;
     let names = plan.player_names();
-    let mut result = analyse(&design, &arms, &names, &records, metric, args.stats_seed)?;
+    let settings = AnalysisSettings {
+        metric,
+        stats_seed: args.stats_seed,
+        resamples: args.resamples,
+    };
+    let mut result = analyse(&design, &arms, &names, &executed.records, &settings)?;
     if let (Some(frozen), Some(family)) = (&frozen, result.comparisons.as_mut()) {
+        let adversary = arms
+            .options
+            .iter()
+            .find_map(|o| o.stress.map(|s| s.adversary))
+            .unwrap_or_else(benchaudit_comtrade::stress::reference_adversary);
         let as_run = AsRun {
-            design: design.kind,
-            task: &args.task,
-            level,
-            seeds: &args.seeds,
+            design: &design,
             metric,
-            quota: args.quota,
-            squeeze: args.squeeze,
+            adversary,
+            stats_seed: args.stats_seed,
+            resamples: args.resamples,
+            alpha: prereg::RUN_ALPHA,
+            tool_text: RUN_TOOL_TEXT,
             agents: names,
         };
-        result.prereg = Some(prereg::apply(frozen, &as_run, family));
+        result.prereg = Some(prereg::apply(frozen, &as_run, family)?);
     }
     let json = serde_json::to_value(&result)?;
     write_atomic(
@@ -135,5 +153,5 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_string_pretty(&json)?.as_bytes(),
     )?;
     print(&benchaudit_report::text::ab_summary(&design, &result))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(incomplete_exit(&executed, &args.out))
 }

@@ -19,7 +19,8 @@ pub struct PreregArgs {
 /// Pre-registration actions.
 #[derive(Debug, Subcommand)]
 pub enum PreregAction {
-    /// Validate an experiment spec and record its SHA-256 beside it (EXPERIMENT.toml.sha256).
+    /// Validate an experiment spec, record its SHA-256 beside it (EXPERIMENT.toml.sha256) and
+    /// print every value it freezes, defaults included (format: docs/experiments.md).
     Freeze {
         /// The experiment spec (TOML).
         file: PathBuf,
@@ -32,10 +33,11 @@ pub fn run(args: &PreregArgs) -> anyhow::Result<ExitCode> {
         PreregAction::Freeze { file } => {
             let frozen = benchaudit_runs::prereg::freeze(file)?;
             print(&format!(
-                "froze {} ({}): sha256 {}\n",
+                "froze {} ({}): sha256 {}\n{}",
                 file.display(),
                 frozen.experiment.name,
-                frozen.sha256
+                frozen.sha256,
+                benchaudit_runs::prereg::describe(&frozen.experiment)
             ))?;
             Ok(ExitCode::SUCCESS)
         }

@@ -69,7 +69,7 @@ fn parse_tau(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_resamples(s: &str) -> Result<usize, String> {
+pub fn parse_resamples(s: &str) -> Result<usize, String> {
     let b: usize = s
         .trim()
         .parse()

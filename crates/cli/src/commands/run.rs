@@ -4,11 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use benchaudit_agents::EpisodeRecord;
 use benchaudit_agents::RunOptions;
 use benchaudit_agents::llm::{AgentOptions, ModelOverrides, build_agents, preflight_agents};
 use benchaudit_comtrade::EpisodeOptions;
-use benchaudit_runs::{Plan, Player, Progress, execute};
+use benchaudit_runs::{Executed, Plan, Player, Progress, execute};
 use clap::Args;
 use serde_json::Value;
 
@@ -181,9 +180,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         reward: args.reward.into(),
         stress: None,
     });
-    let records = run_with_progress(&args.out, plan.config(), &plan, args.jobs)?;
-    print(&benchaudit_report::text::run_summary(&records))?;
-    Ok(ExitCode::SUCCESS)
+    let executed = run_with_progress(&args.out, plan.config(), &plan, args.jobs)?;
+    print(&benchaudit_report::text::run_summary(&executed.records))?;
+    Ok(incomplete_exit(&executed, &args.out))
+}
+
+/// Exit code 3 when episodes of this invocation ended in `infra_error` (said on stderr after
+/// the summary: the run is incomplete and the same command retries them), else 0.
+pub fn incomplete_exit(executed: &Executed, out: &Path) -> ExitCode {
+    if executed.infra_errors == 0 {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "error: {} of the {} episodes run ended in infra_error: the run in {} is incomplete; run the same command again to retry them",
+        executed.infra_errors,
+        executed.ran,
+        out.display()
+    );
+    ExitCode::from(3)
 }
 
 /// Runs `plan` into the ledger at `out` with a progress bar on stderr (and the notes of a
@@ -193,12 +207,13 @@ pub fn run_with_progress(
     config: Value,
     plan: &Plan,
     jobs: usize,
-) -> anyhow::Result<Vec<EpisodeRecord>> {
+) -> anyhow::Result<Executed> {
     let mut bar: Option<indicatif::ProgressBar> = None;
-    let records = execute(out, config, plan, jobs, &mut |p| match p {
+    let executed = execute(out, config, plan, jobs, &mut |p| match p {
         Progress::Started {
             recorded,
             to_run,
+            retrying,
             discarded_torn_line,
         } => {
             if discarded_torn_line {
@@ -207,10 +222,15 @@ pub fn run_with_progress(
                     out.display()
                 );
             }
-            if recorded > 0 {
+            if recorded > 0 || retrying > 0 {
                 eprintln!(
-                    "resuming {}: {recorded} episodes already recorded, {to_run} to run",
-                    out.display()
+                    "resuming {}: {recorded} episodes already recorded, {to_run} to run{}",
+                    out.display(),
+                    if retrying > 0 {
+                        format!(" ({retrying} of them retried after an infra_error)")
+                    } else {
+                        String::new()
+                    }
                 );
             }
             let b = indicatif::ProgressBar::with_draw_target(
@@ -233,5 +253,5 @@ pub fn run_with_progress(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    Ok(records?)
+    Ok(executed?)
 }

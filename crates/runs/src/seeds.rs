@@ -1,0 +1,98 @@
+//! Seed sets as people write them (`0..19`, `0..<20`, `3`, `1,4,7`), parsed and written back.
+//!
+//! One implementation for the command line, pre-registrations and the messages that quote a
+//! seed set, so "0..19" and "0..<20" are the same set everywhere.
+
+/// Most seeds one range may hold.
+pub const MAX_RANGE: u64 = 1_000_000;
+
+/// Parses a seed set: `A..B` (inclusive, as in "seeds 0..999"), `A..=B`, `A..<B` (exclusive),
+/// `N`, or a comma-separated mix. The result is sorted and without repeats.
+///
+/// # Errors
+/// A message saying what is wrong (the caller adds where the set came from).
+pub fn parse_seeds(spec: &str) -> Result<Vec<u64>, String> {
+    let mut out = std::collections::BTreeSet::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let num = |s: &str| {
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("`{s}` is not a seed"))
+        };
+        if let Some((a, b)) = part.split_once("..") {
+            let (b, inclusive) = match (b.strip_prefix('='), b.strip_prefix('<')) {
+                (Some(b), _) => (b, true),
+                (_, Some(b)) => (b, false),
+                _ => (b, true),
+            };
+            let (a, b) = (num(a)?, num(b)?);
+            let end = if inclusive {
+                b
+            } else {
+                b.checked_sub(1).ok_or("empty range")?
+            };
+            if end < a {
+                return Err("empty range".into());
+            }
+            if end - a >= MAX_RANGE {
+                return Err("more than a million seeds".into());
+            }
+            out.extend(a..=end);
+        } else {
+            out.insert(num(part)?);
+        }
+    }
+    if out.is_empty() {
+        return Err("no seeds".into());
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// Writes a seed set back compactly: runs of consecutive seeds as inclusive ranges
+/// (`0..19,25`); the empty set as `none`.
+pub fn format_seeds(seeds: &[u64]) -> String {
+    let mut sorted = seeds.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if end == start {
+            start.to_string()
+        } else {
+            format!("{start}..{end}")
+        });
+        i += 1;
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_sets_parse_and_print_back() {
+        assert_eq!(parse_seeds("0..3"), Ok(vec![0, 1, 2, 3]));
+        assert_eq!(parse_seeds("0..<3"), Ok(vec![0, 1, 2]));
+        assert_eq!(parse_seeds("5, 1..=2,5"), Ok(vec![1, 2, 5]));
+        for bad in ["3..1", "x", "", "0..<0", "0..99999999"] {
+            assert!(parse_seeds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(format_seeds(&[3, 0, 1, 2, 7, 9, 10]), "0..3,7,9..10");
+        assert_eq!(format_seeds(&[]), "none");
+        let set = parse_seeds("0..19,25").unwrap_or_default();
+        assert_eq!(parse_seeds(&format_seeds(&set)), Ok(set));
+        assert_eq!(parse_seeds("0..<20"), parse_seeds("0..19"));
+    }
+}
