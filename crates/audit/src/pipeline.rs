@@ -388,6 +388,24 @@ impl AuditReport {
             short_id(self.suite.judge_check.task).to_lowercase()
         );
         doc[key] = self.comtrade.judge_points(&self.suite);
+        // The criterion cell's "N tie or inversion" counts over every task: stated here so the
+        // number guard finds the figure as the value it is, not by chance elsewhere.
+        let violations: serde_json::Map<String, Value> = self
+            .comtrade
+            .sensitivity
+            .iter()
+            .map(|(c, s)| {
+                let name = serde_json::to_value(c)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| format!("{c:?}"));
+                (
+                    name,
+                    json!(s.iter().map(|s| s.violations.len()).sum::<usize>()),
+                )
+            })
+            .collect();
+        doc["criterion_violations"] = Value::Object(violations);
         doc
     }
 }
