@@ -76,7 +76,7 @@ pub fn checks(a: &ComtradeAudit, suite: &Suite) -> Vec<Check> {
         a.joint
             .as_ref()
             .and_then(|j| j.rows.iter().find(|r| r.player == p))
-            .map(|r| r.l2_truth)
+            .and_then(|r| r.l2_truth)
     };
     let sep = l2("oracle").zip(l2("empty")).map(|(o, e)| o - e);
     check(

@@ -58,7 +58,8 @@ pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one batch hook call may take unless the manifest says otherwise.
 pub const BATCH_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Largest answer a hook may print.
+/// Largest answer a hook may print (BFCL's `entries` answer for every category is well
+/// below it).
 pub const MAX_ANSWER_BYTES: usize = 64 << 20;
 
 /// How much of a hook's stderr is kept (its tail) for the card.
@@ -81,7 +82,7 @@ impl std::fmt::Display for HookFailure {
         if self.stderr_tail.trim().is_empty() {
             write!(f, "{}", self.cause)
         } else {
-            write!(f, "{}: {}", self.cause, self.stderr_tail.trim())
+            write!(f, "{}; stderr: {}", self.cause, self.stderr_tail.trim())
         }
     }
 }
@@ -290,8 +291,36 @@ impl Tail {
     }
 }
 
-/// Runs one hook: writes `request`, reads at most [`MAX_ANSWER_BYTES`] of JSON within
-/// `timeout`, and keeps the tail of stderr for the failure report.
+/// The hook's process group: killed whole when dropped, so neither a timeout nor a hook that
+/// exits while a forked child still runs leaves a process behind or a pipe held open.
+struct Group {
+    #[cfg(unix)]
+    pgid: i32,
+}
+
+impl Group {
+    fn kill(&self) {
+        #[cfg(unix)]
+        {
+            // The group outlives its leader while a member lives, so the id is not reused.
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(self.pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Runs one hook in its own process group: writes `request`, drains stdout (at most
+/// [`MAX_ANSWER_BYTES`]) and stderr (its last [`STDERR_TAIL_BYTES`] kept) concurrently, and
+/// waits at most `timeout` in all; then the whole group is killed, whatever happened. Every
+/// failure (cannot start, exit status, timeout, oversize, not JSON) is a [`HookFailure`].
 pub fn run_hook(
     argv: &[String],
     dir: &Path,
@@ -303,80 +332,123 @@ pub fn run_hook(
         .split_first()
         .ok_or_else(|| fail("empty hook command".into(), String::new()))?;
     let resolved = resolve_program(program, dir);
-    let mut child = Command::new(&resolved)
+    let mut command = Command::new(&resolved);
+    command
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            fail(
-                format!("cannot start `{}`: {e}", resolved.display()),
-                String::new(),
-            )
-        })?;
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(|e| {
+        fail(
+            format!("cannot start `{}`: {e}", resolved.display()),
+            String::new(),
+        )
+    })?;
+    let group = Group {
+        #[cfg(unix)]
+        pgid: i32::try_from(child.id()).unwrap_or(i32::MAX),
+    };
     let input = request.to_string();
     let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(mut stdin), Some(mut stdout), Some(stderr)) = pipes else {
-        let _ = child.kill();
+        group.kill();
         let _ = child.wait();
         return Err(fail("hook pipes unavailable".into(), String::new()));
     };
     // A hook that exits without reading its request closes the pipe: not our error to report.
-    let writer = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         let _ = stdin.write_all(input.as_bytes());
     });
-    let reader = std::thread::spawn(move || {
+    // stdout: read until EOF or one byte past the bound (then the reader stops and reports
+    // oversize at once: the group is killed rather than left blocked on a full pipe).
+    let (out_tx, out_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut buf = Vec::new();
         let r = (&mut stdout)
             .take(MAX_ANSWER_BYTES as u64 + 1)
             .read_to_end(&mut buf);
-        r.map(|_| buf)
+        let _ = out_tx.send(r.map(|_| buf));
     });
     let tail = Tail::default();
     let drain = tail.clone();
-    let err_reader = std::thread::spawn(move || drain.drain(stderr, STDERR_TAIL_BYTES));
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if started.elapsed() > timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!(
-                    "`{program}` timed out after {}s",
-                    timeout.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!("waiting for `{program}`: {e}"));
+    let (err_tx, err_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drain.drain(stderr, STDERR_TAIL_BYTES);
+        let _ = err_tx.send(());
+    });
+    let deadline = Instant::now() + timeout;
+    let timed_out = || {
+        format!(
+            "`{program}` timed out after {}s (its process group was killed)",
+            timeout.as_secs()
+        )
+    };
+    // Poll the answer and the leader together. Once the leader exits, the rest of its group
+    // is killed, so a forked child holding stdout open neither survives nor stalls us; an
+    // answer past the bound kills the group at once instead of leaving it blocked on a pipe.
+    let (mut out, mut status) = (None, None);
+    while out.is_none() || status.is_none() {
+        if out.is_none() {
+            match out_rx.try_recv() {
+                Ok(r) => {
+                    if matches!(&r, Ok(b) if b.len() > MAX_ANSWER_BYTES) {
+                        group.kill();
+                    }
+                    out = Some(Some(r));
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => out = Some(None),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
             }
         }
-    };
-    // On a timeout the threads are left to finish on their own: a grandchild may still hold
-    // the pipes open, and waiting for it would defeat the timeout.
-    let status = status.map_err(|c| fail(c, tail.text()))?;
-    let _ = writer.join();
-    let out = reader.join();
-    let _ = err_reader.join();
-    let err = tail.text();
-    let out = match out {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(fail(format!("reading `{program}`: {e}"), err)),
-        Err(_) => return Err(fail("the hook's reader thread failed".into(), err)),
-    };
-    if !status.success() {
-        return Err(fail(format!("`{program}` exited with {status}"), err));
+        if status.is_none() {
+            match child.try_wait() {
+                Ok(Some(s)) => {
+                    group.kill();
+                    status = Some(Ok(s));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    group.kill();
+                    let _ = child.wait();
+                    status = Some(Err(format!("waiting for `{program}`: {e}")));
+                }
+            }
+        }
+        if Instant::now() >= deadline && (out.is_none() || status.is_none()) {
+            group.kill();
+            let _ = child.wait();
+            return Err(fail(timed_out(), tail.text()));
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
+    let (Some(out), Some(status)) = (out, status) else {
+        return Err(fail("the hook's reader thread failed".into(), tail.text()));
+    };
+    // Whatever the leader did, nothing of the group outlives the call.
+    group.kill();
+    // stderr closes once the group is dead; a process that left the group may hold it, so
+    // the wait is bounded.
+    let _ = err_rx.recv_timeout(Duration::from_millis(500));
+    let err = tail.text();
+    let status = status.map_err(|c| fail(c, err.clone()))?;
+    let out = match out {
+        Some(Ok(out)) => out,
+        Some(Err(e)) => return Err(fail(format!("reading `{program}`: {e}"), err)),
+        None => return Err(fail("the hook's reader thread failed".into(), err)),
+    };
     if out.len() > MAX_ANSWER_BYTES {
         return Err(fail(
-            format!("`{program}` answered more than {MAX_ANSWER_BYTES} bytes"),
+            format!(
+                "`{program}` answered more than {MAX_ANSWER_BYTES} bytes (its process group was killed)"
+            ),
             err,
         ));
+    }
+    if !status.success() {
+        return Err(fail(format!("`{program}` exited with {status}"), err));
     }
     serde_json::from_slice(&out)
         .map_err(|e| fail(format!("`{program}` did not answer JSON: {e}"), err))

@@ -13,7 +13,8 @@ use benchaudit_runs::{JUDGE_SCALE, Plan, Player, run_all};
 use benchaudit_stats::mean;
 use serde::{Deserialize, Serialize};
 
-/// One player's four cell means over the (task, seed) episodes it has at both L0 and L2.
+/// One player's four cell means over the (task, seed) episodes it has at both L0 and L2; a
+/// cell over zero such episodes is `None` ("no data"), never 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JointRow {
     /// Player (the ledger's `key.policy`).
@@ -27,28 +28,28 @@ pub struct JointRow {
     /// Shared (task, seed) episodes.
     pub n: usize,
     /// L0 × judge (judge total / 100).
-    pub l0_judge: f64,
+    pub l0_judge: Option<f64>,
     /// L0 × ground truth (F1).
-    pub l0_truth: f64,
+    pub l0_truth: Option<f64>,
     /// L2 × judge.
-    pub l2_judge: f64,
+    pub l2_judge: Option<f64>,
     /// L2 × ground truth.
-    pub l2_truth: f64,
+    pub l2_truth: Option<f64>,
 }
 
-/// Max − min across players of each cell's mean.
+/// Max − min across the players with data of each cell's mean (`None` when no player has).
 ///
 /// Exists because "the judge compresses the ground-truth spread" is a statement about these.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CellSpread {
     /// L0 × judge.
-    pub l0_judge: f64,
+    pub l0_judge: Option<f64>,
     /// L0 × ground truth.
-    pub l0_truth: f64,
+    pub l0_truth: Option<f64>,
     /// L2 × judge.
-    pub l2_judge: f64,
+    pub l2_judge: Option<f64>,
     /// L2 × ground truth.
-    pub l2_truth: f64,
+    pub l2_truth: Option<f64>,
 }
 
 /// The 2×2 over all players.
@@ -58,7 +59,8 @@ pub struct Joint {
     pub tasks: Vec<String>,
     /// Seeds of the shared episodes.
     pub seeds: Vec<u64>,
-    /// One row per player, in the order players first appear in the records.
+    /// One row per player with an L0 or L2 episode, in the order players first appear in the
+    /// records; a player without shared scored episodes has `n` 0 and no data in its cells.
     pub rows: Vec<JointRow>,
     /// Player pairs compared on the same (task, seed, arm, options) at L0.
     pub l0_pairs: usize,
@@ -75,8 +77,9 @@ type Family = (String, Option<String>, String);
 /// (task, seed) → level → scores: one family's episodes.
 type Episodes = BTreeMap<(String, u64), BTreeMap<Level, Scored>>;
 
-/// The 2×2 of `records` (infra errors and unscored episodes left out); `None` when no player
-/// has a scored episode at both L0 and L2. `label` names a row from (player, arm, options hash).
+/// The 2×2 of `records` (infra errors and unscored episodes left out of the means, not of the
+/// rows); `None` when no player has a scored episode at both L0 and L2. `label` names a row from (player, arm, options
+/// hash).
 pub fn compute(
     records: &[EpisodeRecord],
     label: &dyn Fn(&str, Option<&str>, &str) -> String,
@@ -87,26 +90,29 @@ pub fn compute(
     let mut by: BTreeMap<Family, Episodes> = BTreeMap::new();
     // (task, seed, arm, options) → player → payload hash, at L0.
     let mut payloads: BTreeMap<PayloadKey, BTreeMap<String, Option<String>>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.outcome != Outcome::InfraError) {
+    for r in records {
+        let k = &r.key;
+        if !matches!(k.level, Level::L0 | Level::L2) {
+            continue;
+        }
+        let family = (k.policy.clone(), k.arm.clone(), k.options_hash.clone());
+        if !by.contains_key(&family) {
+            order.push(family.clone());
+            by.insert(family.clone(), Episodes::new());
+        }
         let Some(s) = r
             .scores
             .as_ref()
+            .filter(|_| r.outcome != Outcome::InfraError)
             .filter(|s| s.f1.is_finite() && s.judge_total.is_finite())
         else {
             continue;
         };
-        let k = &r.key;
-        if matches!(k.level, Level::L0 | Level::L2) {
-            let family = (k.policy.clone(), k.arm.clone(), k.options_hash.clone());
-            if !by.contains_key(&family) {
-                order.push(family.clone());
-            }
-            by.entry(family)
-                .or_default()
-                .entry((k.task_id.clone(), k.seed))
-                .or_default()
-                .insert(k.level, (s.judge_total / JUDGE_SCALE, s.f1));
-        }
+        by.entry(family)
+            .or_default()
+            .entry((k.task_id.clone(), k.seed))
+            .or_default()
+            .insert(k.level, (s.judge_total / JUDGE_SCALE, s.f1));
         if k.level == Level::L0 {
             payloads
                 .entry((
@@ -131,14 +137,12 @@ pub fn compute(
                 Some((at, *levels.get(&Level::L0)?, *levels.get(&Level::L2)?))
             })
             .collect();
-        if shared.is_empty() {
-            continue;
-        }
         for ((task, seed), _, _) in &shared {
             tasks.push(task.clone());
             seeds.push(*seed);
         }
         // Sums in (task, seed) order: the order is part of the bit-exact result.
+        // `mean` of no episodes is an error: the cell is None and reads "no data".
         let col = |f: &dyn Fn(Scored, Scored) -> f64| {
             mean(
                 &shared
@@ -146,7 +150,7 @@ pub fn compute(
                     .map(|&(_, l0, l2)| f(l0, l2))
                     .collect::<Vec<_>>(),
             )
-            .unwrap_or(f64::NAN)
+            .ok()
         };
         let (player, arm, options_hash) = family;
         rows.push(JointRow {
@@ -161,7 +165,7 @@ pub fn compute(
             options_hash,
         });
     }
-    if rows.is_empty() {
+    if rows.iter().all(|r| r.n == 0) {
         return None;
     }
     let (mut pairs, mut identical) = (0, 0);
@@ -176,14 +180,13 @@ pub fn compute(
             }
         }
     }
-    let spread = |f: fn(&JointRow) -> f64| {
-        let (lo, hi) = rows
-            .iter()
-            .map(f)
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-                (a.min(v), b.max(v))
-            });
-        hi - lo
+    let spread = |f: fn(&JointRow) -> Option<f64>| {
+        rows.iter()
+            .filter_map(f)
+            .fold(None, |acc: Option<(f64, f64)>, v| {
+                Some(acc.map_or((v, v), |(a, b)| (a.min(v), b.max(v))))
+            })
+            .map(|(lo, hi)| hi - lo)
     };
     let spread = CellSpread {
         l0_judge: spread(|r| r.l0_judge),
@@ -225,4 +228,66 @@ pub fn run(
         compute(&records, &|player, _, _| player.to_string()),
         records,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchaudit_agents::RuleKind;
+    use benchaudit_comtrade::task;
+
+    fn records() -> Vec<EpisodeRecord> {
+        let t = task("T1_single_page").expect("task");
+        let plan = Plan::new(
+            vec![
+                Player::rule(RuleKind::Oracle),
+                Player::rule(RuleKind::Empty),
+            ],
+            vec![Level::L0, Level::L2],
+            vec![t],
+            vec![0, 1],
+        );
+        run_all(&plan, 1)
+    }
+
+    #[test]
+    fn a_player_without_shared_episodes_reads_no_data_never_zero() {
+        let mut rs = records();
+        // The empty player's L2 episodes all ended in infra errors: it has L0 data only.
+        for r in rs
+            .iter_mut()
+            .filter(|r| r.key.policy == "empty" && r.key.level == Level::L2)
+        {
+            r.outcome = Outcome::InfraError;
+            r.scores = None;
+        }
+        let j = compute(&rs, &|p, _, _| p.to_string()).expect("the oracle has data");
+        let empty = j
+            .rows
+            .iter()
+            .find(|r| r.player == "empty")
+            .expect("row kept");
+        assert_eq!(empty.n, 0);
+        assert_eq!(
+            (
+                empty.l0_judge,
+                empty.l0_truth,
+                empty.l2_judge,
+                empty.l2_truth
+            ),
+            (None, None, None, None)
+        );
+        let json = serde_json::to_value(empty).expect("json");
+        assert!(json["l2_truth"].is_null() && json["l0_judge"].is_null());
+        let oracle = j.rows.iter().find(|r| r.player == "oracle").expect("row");
+        assert_eq!((oracle.n, oracle.l2_truth), (2, Some(1.0)));
+        // The spread is over the players with data: one player spreads 0, not 1 − 0.
+        assert_eq!(j.spread.l2_truth, Some(0.0));
+        // Nobody with shared episodes: no 2×2 at all.
+        for r in rs.iter_mut().filter(|r| r.key.level == Level::L2) {
+            r.outcome = Outcome::InfraError;
+            r.scores = None;
+        }
+        assert_eq!(compute(&rs, &|p, _, _| p.to_string()), None);
+    }
 }

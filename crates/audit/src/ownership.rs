@@ -123,7 +123,13 @@ fn action(decision: Decision, r: &EpisodeRecord) -> Option<bool> {
         Decision::TotalsFilter => {
             (r.counts.totals_served > 0 && s.submitted > 0).then_some(s.totals_rows > 0)
         }
-        Decision::Pagination => (s.submitted > 0 && s.true_unique > 0)
+        // Only episodes where every fault met was retried: rows of a page given up on purpose
+        // (the retry channel, or a skip the harness imputed) are missing for a reason other
+        // than pagination, so they must not make this channel fire.
+        Decision::Pagination => (s.submitted > 0
+            && s.true_unique > 0
+            && r.counts.skips == 0
+            && r.counts.imputed_decisions == 0)
             .then_some(s.distinct_ids.saturating_sub(s.totals_rows) < total),
         Decision::Submission => {
             (r.outcome == Outcome::Submitted).then_some(s.submitted == 0 || s.true_unique == 0)
@@ -243,5 +249,52 @@ pub fn cell(
     Cell {
         status: Status::Fail,
         evidence: format!("{}.{mism}", why.join("; ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchaudit_runs::{Plan, run_all};
+
+    fn pool(kind: RuleKind, level: Level, tasks: &[&str]) -> Vec<EpisodeRecord> {
+        let tasks = tasks.iter().filter_map(|id| task(id)).collect();
+        let plan = Plan::new(
+            vec![Player::rule(kind)],
+            vec![level],
+            tasks,
+            (0..4).collect(),
+        );
+        run_all(&plan, 1)
+    }
+
+    fn channel<'a>(chans: &'a [Channel], d: &str) -> &'a Channel {
+        chans.iter().find(|c| c.decision == d).expect("channel")
+    }
+
+    #[test]
+    fn skipped_faults_do_not_make_the_pagination_channel_fire() {
+        // skips-faults paginates like the oracle and gives up every faulted page at L1.
+        let rs = pool(
+            RuleKind::SkipsFaults,
+            Level::L1,
+            &["T4_rate_limit_429", "T5_server_error_500"],
+        );
+        assert!(
+            rs.iter().any(|r| r.counts.skips > 0),
+            "the pool must hold skipped faults"
+        );
+        let chans = channels(&rs);
+        assert!(channel(&chans, "retry").deviant > 0);
+        let p = channel(&chans, "pagination");
+        assert_eq!(p.deviant, 0, "pagination fired on skipped pages: {p:?}");
+        assert_eq!(
+            p.episodes,
+            rs.iter().filter(|r| r.counts.skips == 0).count(),
+            "pagination is measured on the episodes whose faults were all retried"
+        );
+        // Missing rows without a skipped fault still fire (single-pass on drifting pages).
+        let single = pool(RuleKind::SinglePass, Level::L2, &["T6_page_drift"]);
+        assert!(channel(&channels(&single), "pagination").deviant > 0);
     }
 }

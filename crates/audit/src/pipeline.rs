@@ -229,24 +229,44 @@ pub struct ExternalAudit {
     pub card: Card,
 }
 
-/// Audits a target reached only through its hooks.
+/// Audits a target reached only through its hooks. A hook that fails in any way (cannot
+/// start, exits non-zero, times out, answers too much or no JSON) makes the stages it serves
+/// "not probed" with the cause and its stderr tail; the audit goes on.
 ///
 /// # Errors
-/// A truth hook failed.
+/// None today: kept so a stage that cannot be reported at all can still stop the audit.
 pub fn audit_external(target: &dyn Target, seed: u64) -> Result<ExternalAudit, String> {
     let registry = target.registry();
     let mut probes = Vec::new();
     let mut sensitivity = Vec::new();
+    // A failing truth or score hook makes criterion sensitivity "not probed" with the cause
+    // and the hook's stderr, never a fail: the scorer did not answer, so nothing was measured.
+    let mut failures = Vec::new();
     if let Some(reg) = &registry {
         for t in reg {
             let seed = t.seeds.first().copied().unwrap_or(seed);
-            let (p, s) = probes::run_battery(target, &[t.task_id.as_str()], seed)?;
-            probes.extend(p);
-            sensitivity.extend(s);
+            match probes::run_battery(target, &[t.task_id.as_str()], seed) {
+                Ok((p, s)) => {
+                    failures.extend(p.iter().filter_map(|p| {
+                        p.error.as_ref().map(|e| {
+                            format!("score hook failed on {} ({}): {e}", p.task, p.kind.name())
+                        })
+                    }));
+                    probes.extend(p);
+                    sensitivity.extend(s);
+                }
+                Err(e) => failures.push(e),
+            }
         }
     }
     let criterion = if registry.is_none() {
         Cell::not_probed("no task registry (hook 2)")
+    } else if let Some(first) = failures.first() {
+        let more = match failures.len() {
+            1 => String::new(),
+            n => format!(" (and {} more hook failures)", n - 1),
+        };
+        Cell::not_probed(format!("{first}{more}"))
     } else if sensitivity.is_empty() {
         Cell::not_probed("no canonical-truth oracle or no scorer hook (hooks 3, 4)")
     } else {
@@ -368,6 +388,24 @@ impl AuditReport {
             short_id(self.suite.judge_check.task).to_lowercase()
         );
         doc[key] = self.comtrade.judge_points(&self.suite);
+        // The criterion cell's "N tie or inversion" counts over every task: stated here so the
+        // number guard finds the figure as the value it is, not by chance elsewhere.
+        let violations: serde_json::Map<String, Value> = self
+            .comtrade
+            .sensitivity
+            .iter()
+            .map(|(c, s)| {
+                let name = serde_json::to_value(c)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| format!("{c:?}"));
+                (
+                    name,
+                    json!(s.iter().map(|s| s.violations.len()).sum::<usize>()),
+                )
+            })
+            .collect();
+        doc["criterion_violations"] = Value::Object(violations);
         doc
     }
 }

@@ -24,13 +24,27 @@ pub enum ProbeKind {
     TotalsLeaked,
     /// The first half of the canonical records.
     Partial,
-    /// The canonical records with a self-report that contradicts them.
+    /// The canonical records with a self-report that contradicts them: `metadata.row_count`
+    /// declares 0 while all |G| records are submitted (equal quality: a scorer that drops for
+    /// it "grades the report").
     ContradictoryReport,
+    /// The records of another task, filed under that task's `task_id` (record ids re-keyed to
+    /// it): ground-truth quality 0.
+    WrongTaskId,
+    /// The records and the declared query of another query (another reporter, the year
+    /// before): ground-truth quality 0.
+    WrongQuery,
+    /// A tenth of the canonical records, the self-report consistent with them: `row_count`
+    /// far below the true count |G|.
+    RowCountOff,
+    /// Half of the canonical records under a self-report that claims them complete
+    /// (`row_count` = |G|): the records contradict the report, and quality is below correct.
+    ContradictedClaim,
 }
 
 impl ProbeKind {
     /// Every kind, in battery order.
-    pub const ALL: [ProbeKind; 7] = [
+    pub const ALL: [ProbeKind; 11] = [
         ProbeKind::Correct,
         ProbeKind::Empty,
         ProbeKind::Fabricated,
@@ -38,6 +52,10 @@ impl ProbeKind {
         ProbeKind::TotalsLeaked,
         ProbeKind::Partial,
         ProbeKind::ContradictoryReport,
+        ProbeKind::WrongTaskId,
+        ProbeKind::WrongQuery,
+        ProbeKind::RowCountOff,
+        ProbeKind::ContradictedClaim,
     ];
 
     /// Stable name.
@@ -50,12 +68,17 @@ impl ProbeKind {
             ProbeKind::TotalsLeaked => "totals_leaked",
             ProbeKind::Partial => "partial",
             ProbeKind::ContradictoryReport => "contradictory_report",
+            ProbeKind::WrongTaskId => "wrong_task_id",
+            ProbeKind::WrongQuery => "wrong_query",
+            ProbeKind::RowCountOff => "row_count_off",
+            ProbeKind::ContradictedClaim => "contradicted_claim",
         }
     }
 }
 
-/// The self-report and log every forgery shares, so only the records (and, for the
-/// contradictory probe, the declared row count) vary — as in the paper's probe.
+/// The self-report and log every forgery shares, so only the records (and, for the report
+/// probes, the declared task, query or row count) vary — as in the paper's probe. The schema
+/// and query are read off `records` (the canonical ones when there are none).
 fn metadata(task: &str, truth: &[Value], row_count: usize, pages: u32) -> Value {
     let first = truth.first();
     let schema: Vec<String> = first
@@ -94,11 +117,61 @@ fn run_log(task: &str, pages: u32) -> String {
     lines.join("\n")
 }
 
-/// Builds one forged submission from the canonical records.
-pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32) -> Forged {
+/// Another query's version of a canonical record: another reporter, the year before.
+fn other_query(r: &Value) -> Value {
+    let mut r = r.clone();
+    if let Some(o) = r.as_object_mut() {
+        if let Some(Value::String(rep)) = o.get("reporter") {
+            let other = if rep == "156" { "842" } else { "156" };
+            o.insert("reporter".into(), json!(other));
+        }
+        match o.get("year") {
+            Some(Value::Number(y)) => {
+                if let Some(y) = y.as_i64() {
+                    o.insert("year".into(), json!(y - 1));
+                }
+            }
+            Some(Value::String(y)) => {
+                if let Ok(y) = y.parse::<i64>() {
+                    o.insert("year".into(), json!((y - 1).to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+    r
+}
+
+/// A canonical record re-keyed to `other` task: its `record_id` moves to that task's id space.
+fn other_task_record(task: &str, other: &str, r: &Value) -> Value {
+    let mut r = r.clone();
+    if let Some(o) = r.as_object_mut() {
+        let id = match o.get("record_id") {
+            Some(Value::String(id)) => match id.strip_prefix(task) {
+                Some(rest) => format!("{other}{rest}"),
+                None => format!("{other}:{id}"),
+            },
+            Some(v) => format!("{other}:{v}"),
+            None => format!("{other}:{}", o.len()),
+        };
+        o.insert("record_id".into(), json!(id));
+    }
+    r
+}
+
+/// Builds one forged submission from the canonical records; `other_task` is the task id the
+/// wrong-task probe answers (another task of the battery).
+pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32, other_task: &str) -> Forged {
     let n = truth.len();
     let records: Vec<Value> = match kind {
         ProbeKind::Correct | ProbeKind::ContradictoryReport => truth.to_vec(),
+        ProbeKind::WrongTaskId => truth
+            .iter()
+            .map(|r| other_task_record(task, other_task, r))
+            .collect(),
+        ProbeKind::WrongQuery => truth.iter().map(other_query).collect(),
+        ProbeKind::RowCountOff => truth[..n.div_ceil(10)].to_vec(),
+        ProbeKind::ContradictedClaim => truth[..n / 2].to_vec(),
         ProbeKind::Empty => Vec::new(),
         ProbeKind::Fabricated => truth
             .iter()
@@ -144,63 +217,26 @@ pub fn forge(kind: ProbeKind, task: &str, truth: &[Value], pages: u32) -> Forged
         }
         ProbeKind::Partial => truth[..n / 2].to_vec(),
     };
-    let declared = if kind == ProbeKind::ContradictoryReport {
-        0
-    } else {
-        records.len()
+    let declared = match kind {
+        ProbeKind::ContradictoryReport => 0,
+        ProbeKind::ContradictedClaim => n,
+        _ => records.len(),
+    };
+    let (task_id, described) = match kind {
+        ProbeKind::WrongTaskId => (other_task, records.as_slice()),
+        ProbeKind::WrongQuery => (task, records.as_slice()),
+        _ => (task, truth),
     };
     Forged {
-        metadata: metadata(task, truth, declared, pages),
-        run_log: run_log(task, pages),
+        metadata: metadata(task_id, described, declared, pages),
+        run_log: run_log(task_id, pages),
         records,
     }
 }
 
-/// Ground-truth quality of a record set: F1 of distinct true records. A record is true iff it
-/// equals a canonical record on every canonical field (extra fields ignored).
-pub fn ground_truth_f1(truth: &[Value], records: &[Value]) -> f64 {
-    let key = |r: &Value| {
-        r.get("record_id")
-            .map(Value::to_string)
-            .unwrap_or_else(|| r.to_string())
-    };
-    let canonical: std::collections::HashMap<String, &Value> =
-        truth.iter().map(|r| (key(r), r)).collect();
-    let mut hit = std::collections::HashSet::new();
-    for r in records {
-        let k = key(r);
-        if let Some(c) = canonical.get(&k)
-            && c.as_object().is_some_and(|o| {
-                o.iter()
-                    .all(|(f, v)| r.get(f).is_some_and(|w| json_eq(v, w)))
-            })
-        {
-            hit.insert(k);
-        }
-    }
-    let u = hit.len() as f64;
-    let recall = if truth.is_empty() {
-        0.0
-    } else {
-        u / truth.len() as f64
-    };
-    let precision = if records.is_empty() {
-        0.0
-    } else {
-        u / records.len() as f64
-    };
-    if recall + precision == 0.0 {
-        0.0
-    } else {
-        2.0 * recall * precision / (recall + precision)
-    }
-}
-
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        _ => a == b,
-    }
+/// Ground-truth quality of a record set: scoring's record-set F1 (the one F1 implementation).
+fn ground_truth_f1(truth: &[Value], records: &[Value]) -> f64 {
+    benchaudit_scoring::f1::record_set_f1(truth, records).f1
 }
 
 /// One probe's outcome.
@@ -237,6 +273,7 @@ pub fn battery(
     task: &str,
     seed: u64,
     pages: u32,
+    other_task: &str,
 ) -> Option<Result<Vec<ProbeResult>, String>> {
     let truth = match target.truth(task, seed)? {
         Ok(t) => t,
@@ -248,7 +285,7 @@ pub fn battery(
     };
     let mut out = Vec::new();
     for kind in ProbeKind::ALL {
-        let forged = forge(kind, task, &truth, pages);
+        let forged = forge(kind, task, &truth, pages, other_task);
         let gt = ground_truth_f1(&truth, &forged.records);
         let (score, error) = match target.score(task, seed, &forged)? {
             Ok(s) => (Some(s), None),
@@ -310,8 +347,13 @@ pub fn run_battery(
 ) -> Result<(Vec<ProbeResult>, Vec<Sensitivity>), String> {
     let mut results = Vec::new();
     let mut sens = Vec::new();
-    for &id in tasks {
-        if let Some(r) = battery(target, id, seed, target.pages(id)) {
+    for (i, &id) in tasks.iter().enumerate() {
+        // The wrong-task probe answers the battery's next task, or a made-up id with one task.
+        let other = match tasks.get((i + 1) % tasks.len()) {
+            Some(o) if *o != id => (*o).to_string(),
+            _ => format!("{id}_other"),
+        };
+        if let Some(r) = battery(target, id, seed, target.pages(id), &other) {
             let r = r?;
             if let Some(s) = sensitivity(&r, target.resolution()) {
                 sens.push(s);
@@ -385,14 +427,14 @@ mod tests {
 
     fn truth() -> Vec<Value> {
         (0..10)
-            .map(|i| json!({"record_id": format!("T-{i:06}"), "qty": i}))
+            .map(|i| json!({"record_id": format!("T-{i:06}"), "reporter": "842", "year": 2021, "qty": i}))
             .collect()
     }
 
     #[test]
     fn forged_sets_have_the_intended_quality() {
         let t = truth();
-        let q = |k| ground_truth_f1(&t, &forge(k, "T", &t, 2).records);
+        let q = |k| ground_truth_f1(&t, &forge(k, "T", &t, 2, "U").records);
         assert_eq!(q(ProbeKind::Correct), 1.0);
         assert_eq!(q(ProbeKind::ContradictoryReport), 1.0);
         assert_eq!(q(ProbeKind::Empty), 0.0);
@@ -401,9 +443,75 @@ mod tests {
         assert!(q(ProbeKind::TotalsLeaked) < 1.0);
         assert!((q(ProbeKind::Partial) - 2.0 / 3.0).abs() < 1e-12);
         assert_eq!(
-            forge(ProbeKind::ContradictoryReport, "T", &t, 2).metadata["row_count"],
+            forge(ProbeKind::ContradictoryReport, "T", &t, 2, "U").metadata["row_count"],
             json!(0)
         );
+        // The stronger forgeries are of strictly lower quality than the correct set.
+        assert_eq!(q(ProbeKind::WrongTaskId), 0.0);
+        assert_eq!(q(ProbeKind::WrongQuery), 0.0);
+        assert!((q(ProbeKind::RowCountOff) - 2.0 * 0.1 / 1.1).abs() < 1e-12);
+        assert!((q(ProbeKind::ContradictedClaim) - 2.0 / 3.0).abs() < 1e-12);
+        // Each one's self-report says what the probe claims.
+        let wrong = forge(ProbeKind::WrongTaskId, "T", &t, 2, "U");
+        assert_eq!(wrong.metadata["task_id"], json!("U"));
+        assert_eq!(wrong.records[3]["record_id"], json!("U-000003"));
+        assert!(wrong.run_log.contains("task_id=U"));
+        let query = forge(ProbeKind::WrongQuery, "T", &t, 2, "U").metadata;
+        assert_eq!(query["query"], json!({"reporter": "156", "year": 2020}));
+        let off = forge(ProbeKind::RowCountOff, "T", &t, 2, "U");
+        assert_eq!(
+            (off.records.len(), &off.metadata["row_count"]),
+            (1, &json!(1))
+        );
+        let claim = forge(ProbeKind::ContradictedClaim, "T", &t, 2, "U");
+        assert_eq!(
+            (claim.records.len(), &claim.metadata["row_count"]),
+            (5, &json!(10))
+        );
+    }
+
+    /// A scorer that reads only the self-report (row count and task id consistent, query as
+    /// expected) is caught by the stronger probes; the ground-truth F1 fails every one.
+    #[test]
+    fn the_stronger_probes_separate_under_ground_truth() {
+        let t = truth();
+        let results: Vec<ProbeResult> = ProbeKind::ALL
+            .iter()
+            .map(|&kind| {
+                let f = forge(kind, "T", &t, 2, "U");
+                let gt = ground_truth_f1(&t, &f.records);
+                ProbeResult {
+                    task: "T".into(),
+                    seed: 0,
+                    kind,
+                    target_score: Some(gt),
+                    ground_truth: gt,
+                    error: None,
+                }
+            })
+            .collect();
+        let s = sensitivity(&results, 1e-12).expect("correct present");
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        // A report-only scorer: 1 when the metadata's row_count equals the lines submitted.
+        let report_only: Vec<ProbeResult> = results
+            .iter()
+            .map(|r| {
+                let f = forge(r.kind, "T", &t, 2, "U");
+                let consistent = f.metadata["row_count"] == json!(f.records.len());
+                ProbeResult {
+                    target_score: Some(if consistent { 1.0 } else { 0.0 }),
+                    ..r.clone()
+                }
+            })
+            .collect();
+        let s = sensitivity(&report_only, 1e-3).expect("correct present");
+        for kind in ["wrong_task_id", "wrong_query", "row_count_off"] {
+            assert!(
+                s.violations.iter().any(|v| v.starts_with(kind)),
+                "{kind} not caught: {:?}",
+                s.violations
+            );
+        }
     }
 
     #[test]

@@ -57,12 +57,12 @@ fn as_shipped_licenses_self_report_compliance_and_repaired_model_capability() {
     // The 2×2: every L0 payload identical; only L2 × ground truth separates the stand-ins fully.
     let j = a.joint.as_ref().expect("the 2×2 has data");
     assert_eq!(j.l0_identical, j.l0_pairs);
-    assert_eq!(j.spread.l0_judge, 0.0);
-    assert_eq!(j.spread.l0_truth, 0.0);
-    assert_eq!(j.spread.l2_truth, 1.0);
+    assert_eq!(j.spread.l0_judge, Some(0.0));
+    assert_eq!(j.spread.l0_truth, Some(0.0));
+    assert_eq!(j.spread.l2_truth, Some(1.0));
     assert!(
         j.spread.l2_judge < j.spread.l2_truth,
-        "the judge compresses the L2 spread ({} vs {})",
+        "the judge compresses the L2 spread ({:?} vs {:?})",
         j.spread.l2_judge,
         j.spread.l2_truth
     );

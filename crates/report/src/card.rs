@@ -16,7 +16,9 @@ use serde_json::json;
 
 use crate::doc::{Align, Block, FigureBlock, html, markdown};
 use crate::error::{Result, io, json as json_err};
-use crate::figures::{self, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow};
+use crate::figures::{
+    self, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow, num_or_no_data,
+};
 use crate::plots::FIGURE_DIR;
 
 /// The files an audit wrote and whether its documents passed the number guard.
@@ -227,7 +229,7 @@ fn joint_blocks(j: &Joint, fig_dir: &Path) -> Result<Vec<Block>> {
     ];
     let spread: Vec<String> = cells
         .iter()
-        .map(|(c, v)| format!("{c} {}", f3(*v)))
+        .map(|(c, v)| format!("{c} {}", num_or_no_data(*v)))
         .collect();
     b.push(Block::Paragraph(format!(
         "L0 payloads identical for {} of {} player pairs. Spread over players (max − min): {}.",
@@ -248,10 +250,10 @@ fn joint_blocks(j: &Joint, fig_dir: &Path) -> Result<Vec<Block>> {
             .map(|r| {
                 vec![
                     r.player.clone(),
-                    f3(r.l0_judge),
-                    f3(r.l0_truth),
-                    f3(r.l2_judge),
-                    f3(r.l2_truth),
+                    num_or_no_data(r.l0_judge),
+                    num_or_no_data(r.l0_truth),
+                    num_or_no_data(r.l2_judge),
+                    num_or_no_data(r.l2_truth),
                 ]
             })
             .collect(),
@@ -311,8 +313,8 @@ fn ownership_blocks(a: &ComtradeAudit) -> Vec<Block> {
                 level.clone(),
                 c.decision.clone(),
                 format!("{} of {}", c.deviant, c.episodes),
-                c.mean_y.0.map_or("-".into(), f3),
-                c.mean_y.1.map_or("-".into(), f3),
+                num_or_no_data(c.mean_y.0),
+                num_or_no_data(c.mean_y.1),
                 if c.non_degenerate {
                     "yes".into()
                 } else {

@@ -312,10 +312,7 @@ pub fn joint_panel(j: &Joint, title: String, judge_label: &str, note: &str) -> J
             .iter()
             .map(|r| JointSeries {
                 label: r.label.clone(),
-                values: [
-                    [Some(r.l0_judge), Some(r.l0_truth)],
-                    [Some(r.l2_judge), Some(r.l2_truth)],
-                ],
+                values: [[r.l0_judge, r.l0_truth], [r.l2_judge, r.l2_truth]],
             })
             .collect(),
     }

@@ -152,25 +152,100 @@ pub fn f1_of_lines(generator: &Generator, lines: &Lines<'_>) -> F1Score {
             unique += 1;
         }
     }
-    let submitted = lines.len() as u32;
-    let recall = f64::from(unique) / f64::from(total.max(1));
-    let precision = if submitted == 0 {
-        0.0
-    } else {
-        f64::from(unique) / f64::from(submitted)
-    };
-    let f1 = if recall + precision == 0.0 {
-        0.0
-    } else {
-        2.0 * recall * precision / (recall + precision)
-    };
-    F1Score {
-        precision,
-        recall,
-        f1,
-        submitted,
-        true_unique: unique,
-        distinct_ids: canonical_distinct + other_ids.len() as u32,
+    F1Score::from_counts(
+        unique,
+        lines.len() as u32,
+        total,
+        canonical_distinct + other_ids.len() as u32,
         totals_rows,
+    )
+}
+
+impl F1Score {
+    /// The one F1 formula: precision |U| / |S| (0 when nothing was submitted), recall
+    /// |U| / |G| (0 when G is empty), F1 = 2RP / (R + P) (0 when R + P = 0).
+    pub fn from_counts(
+        true_unique: u32,
+        submitted: u32,
+        truth: u32,
+        distinct_ids: u32,
+        totals_rows: u32,
+    ) -> Self {
+        let recall = f64::from(true_unique) / f64::from(truth.max(1));
+        let precision = if submitted == 0 {
+            0.0
+        } else {
+            f64::from(true_unique) / f64::from(submitted)
+        };
+        let f1 = if recall + precision == 0.0 {
+            0.0
+        } else {
+            2.0 * recall * precision / (recall + precision)
+        };
+        F1Score {
+            precision,
+            recall,
+            f1,
+            submitted,
+            true_unique,
+            distinct_ids,
+            totals_rows,
+        }
     }
+}
+
+/// Ground-truth F1 of any record set against a canonical one, for truths that are not a
+/// ComtradeBench generator (an external target's truth hook, the audit's forged probes).
+///
+/// A record's key is its `record_id` (any JSON value) or, without one, the whole record. A
+/// submitted record is true iff a canonical record has its key and every canonical field of
+/// that record equals the submitted value (extra fields ignored; numbers compare by value, so
+/// 5 and 5.0 are equal; a string never equals a number). Distinct true keys make |U|; every
+/// submitted record counts in |S|. `distinct_ids` counts distinct keys; `totals_rows` the
+/// records flagged `is_total`/`isTotal` true or whose `record_id` holds `-TOTAL-`.
+pub fn record_set_f1(truth: &[serde_json::Value], records: &[serde_json::Value]) -> F1Score {
+    use serde_json::Value;
+    fn key(r: &Value) -> String {
+        r.get("record_id")
+            .map_or_else(|| r.to_string(), Value::to_string)
+    }
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+            _ => a == b,
+        }
+    }
+    let canonical: rustc_hash::FxHashMap<String, &Value> =
+        truth.iter().map(|r| (key(r), r)).collect();
+    let mut hit = rustc_hash::FxHashSet::default();
+    let mut keys = rustc_hash::FxHashSet::default();
+    let mut totals_rows = 0u32;
+    for r in records {
+        let k = key(r);
+        let total_id = r
+            .get("record_id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| id.contains("-TOTAL-"));
+        let flagged = ["is_total", "isTotal"]
+            .iter()
+            .any(|f| r.get(f) == Some(&Value::Bool(true)));
+        if total_id || flagged {
+            totals_rows += 1;
+        }
+        if let Some(c) = canonical.get(&k)
+            && c.as_object()
+                .is_some_and(|o| o.iter().all(|(f, v)| r.get(f).is_some_and(|w| same(v, w))))
+        {
+            hit.insert(k.clone());
+        }
+        keys.insert(k);
+    }
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    F1Score::from_counts(
+        count(hit.len()),
+        count(records.len()),
+        count(truth.len()),
+        count(keys.len()),
+        totals_rows,
+    )
 }

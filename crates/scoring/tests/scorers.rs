@@ -142,3 +142,57 @@ proptest! {
         prop_assert_eq!(j.total, s.judge_total);
     }
 }
+
+fn values(data: &str) -> Vec<serde_json::Value> {
+    data.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The record-set F1 (the audit's probes, external truths) is the generator F1's semantics on
+/// any canonical set: both agree bit for bit on the same records.
+#[test]
+fn record_set_f1_agrees_with_the_generator_f1() {
+    let truth_text = jsonl(&truth_rows(4));
+    let truth = values(&truth_text);
+    let mut shapes: Vec<String> = vec![truth_text.clone(), String::new()];
+    // Duplicates, a half set, a corrupted value, a fabricated id, 5.0 for 5.
+    let lines: Vec<&str> = truth_text.lines().collect();
+    shapes.push([truth_text.as_str(), lines[0], "\n", lines[3], "\n"].concat());
+    shapes.push(lines[..lines.len() / 2].join("\n"));
+    let mut corrupted = truth.clone();
+    corrupted[2]["qty"] = serde_json::json!(corrupted[2]["qty"].as_u64().unwrap() + 1);
+    corrupted[5]["record_id"] = serde_json::json!("FAB-000001");
+    let q = corrupted[7]["qty"].as_u64().unwrap();
+    corrupted[7]["qty"] = serde_json::json!(q as f64);
+    shapes.push(
+        corrupted
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    for data in shapes {
+        let want = scores(data.clone());
+        let have = benchaudit_scoring::f1::record_set_f1(&truth, &values(&data));
+        assert_eq!(
+            (
+                have.f1,
+                have.precision,
+                have.recall,
+                have.true_unique,
+                have.submitted
+            ),
+            (
+                want.f1,
+                want.precision,
+                want.recall,
+                want.true_unique,
+                want.submitted
+            ),
+            "{data}"
+        );
+        assert_eq!(have.distinct_ids, want.distinct_ids);
+    }
+}

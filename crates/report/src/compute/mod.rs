@@ -345,8 +345,10 @@ fn joint(records: &[EpisodeRecord], show_hash: bool) -> Option<benchaudit_audit:
     };
     let mut joint = benchaudit_audit::joint::compute(records, &label_of)?;
     joint.rows.sort_by(|a, b| {
-        b.l2_truth
-            .total_cmp(&a.l2_truth)
+        // Rows with data first (best first), rows without data last.
+        let key = |r: &benchaudit_audit::joint::JointRow| r.l2_truth.unwrap_or(f64::NEG_INFINITY);
+        key(b)
+            .total_cmp(&key(a))
             .then_with(|| a.label.cmp(&b.label))
     });
     Some(joint)

@@ -41,7 +41,7 @@ pub use forest::{ForestData, ForestRow};
 pub use heatmap::HeatmapData;
 pub use joint::{JointPanelData, JointSeries};
 pub use spectrum::{SpectrumData, SpectrumRow};
-pub use style::num;
+pub use style::{NO_DATA, num, num_or_no_data};
 
 use crate::error::{Error, Result, io};
 

@@ -151,6 +151,15 @@ pub fn num(x: f64) -> String {
     }
 }
 
+/// An aggregate as every report prints it: [`num`], or "no data" when it was computed over zero
+/// episodes (never 0 or NaN).
+pub fn num_or_no_data(x: Option<f64>) -> String {
+    x.map_or_else(|| NO_DATA.to_string(), num)
+}
+
+/// What a cell computed over zero episodes reads.
+pub const NO_DATA: &str = "no data";
+
 /// An axis range covering `values` and `[floor, ceil]` (the natural scale, e.g. 0–1), with
 /// `pad` of the span added on each side.
 pub fn axis_range(

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::doc::Align::{Left as L, Right as R};
 use crate::doc::Block;
-use crate::figures::num;
+use crate::figures::{num, num_or_no_data};
 use crate::model::RunStats;
 
 /// A level-2 section: heading, one paragraph, one table.
@@ -178,16 +178,16 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
              L0 judge {}, L0 ground truth {}, L2 judge {}, L2 ground truth {}.",
             j.l0_identical,
             j.l0_pairs,
-            num(j.spread.l0_judge),
-            num(j.spread.l0_truth),
-            num(j.spread.l2_judge),
-            num(j.spread.l2_truth)
+            num_or_no_data(j.spread.l0_judge),
+            num_or_no_data(j.spread.l0_truth),
+            num_or_no_data(j.spread.l2_judge),
+            num_or_no_data(j.spread.l2_truth)
         );
         let rows = j
             .rows
             .iter()
             .map(|r| {
-                let cells = [r.l0_judge, r.l0_truth, r.l2_judge, r.l2_truth].map(num);
+                let cells = [r.l0_judge, r.l0_truth, r.l2_judge, r.l2_truth].map(num_or_no_data);
                 [vec![r.label.clone(), r.n.to_string()], cells.to_vec()].concat()
             })
             .collect();
