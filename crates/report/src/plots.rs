@@ -301,6 +301,48 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
     if let Some(p) = &stats.pass_k {
         figs.push(pass_k_figure(p, s.level, &dir)?);
     }
+
+    if let Some(c) = &stats.cost
+        && c.rows.iter().any(|r| r.per_episode_usd.is_some())
+    {
+        let unknown: Vec<&str> = c
+            .rows
+            .iter()
+            .filter(|r| r.per_episode_usd.is_none())
+            .map(|r| r.label.as_str())
+            .collect();
+        let title = format!("Cost vs {}", s.metric_label);
+        let data = figures::CostScatterData {
+            title: title.clone(),
+            y_label: format!("mean {}", s.metric_label),
+            note: if unknown.is_empty() {
+                "ringed = Pareto front (no condition as good for as little)".to_string()
+            } else {
+                format!(
+                    "ringed = Pareto front; cost unknown, not drawn: {}",
+                    unknown.join(", ")
+                )
+            },
+            points: c
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    r.per_episode_usd.map(|usd| figures::CostPoint {
+                        label: format!("{} {}", r.label, r.condition.level),
+                        usd,
+                        mean: r.mean,
+                        pareto: r.pareto,
+                    })
+                })
+                .collect(),
+        };
+        figs.push(written(
+            "cost",
+            "cost",
+            title,
+            figures::write(&data, &dir, "cost")?,
+        ));
+    }
     Ok(figs)
 }
 

@@ -155,6 +155,20 @@ fn pass_k_and_cost_match_hand_computed_values() {
         "an unknown price is not free: {b_line}"
     );
     assert!(out.join("figures/passk.svg").is_file() && out.join("figures/passk.png").is_file());
+    // The scatter draws the priced conditions and names the unpriced one in its caption.
+    let svg = std::fs::read_to_string(out.join("figures/cost.svg")).unwrap();
+    assert!(
+        svg.contains("cost unknown, not drawn: ollama:llama3.1:8b"),
+        "{svg}"
+    );
+    assert!(out.join("figures/cost.png").is_file());
+    let ids: Vec<&str> = stats["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"passk") && ids.contains(&"cost"), "{ids:?}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("pass^k") && html.contains("unknown"));
 }
