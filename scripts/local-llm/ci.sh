@@ -32,7 +32,7 @@ SERVER_READY=$(date +%s)
 
 # The debug profile: after `cargo test --workspace` in .ci/run it costs no further build, and
 # the run's time is the model's, not benchaudit's.
-(cd "$ROOT" && cargo build -p benchaudit --quiet)
+(cd "$ROOT" && cargo build --profile test -p benchaudit --quiet)
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchaudit-local-llm.XXXXXX")
 # Tasks that fault, so the model is asked something at every level (L1 asks only on a fault).

@@ -125,18 +125,12 @@ impl RuleKind {
             }
             RuleKind::NoDedup => "keeps duplicate records",
             RuleKind::KeepsTotals => "keeps summary/totals rows",
-            RuleKind::SkipsFaults => {
-                "gives up every faulted page instead of retrying"
-            }
-            RuleKind::SinglePass => {
-                "reads the pages once and ignores page drift"
-            }
+            RuleKind::SkipsFaults => "gives up every faulted page instead of retrying",
+            RuleKind::SinglePass => "reads the pages once and ignores page drift",
             RuleKind::PageZero => {
                 "opens with fetch_page(0), repeats the rejected call, submits nothing"
             }
-            RuleKind::Fabricator => {
-                "submits well-formed records with invented ids"
-            }
+            RuleKind::Fabricator => "submits well-formed records with invented ids",
             RuleKind::Empty => "submits an empty record set",
         }
     }

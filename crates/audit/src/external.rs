@@ -166,8 +166,9 @@ pub struct ExternalTarget {
 impl ExternalTarget {
     /// Loads a manifest (TOML).
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text =
+            benchaudit_runs::files::read_text_bounded(path, benchaudit_runs::files::limits::SMALL)
+                .map_err(|e| e.to_string())?;
         let manifest: Manifest = toml::from_str(&text).map_err(|e| {
             format!(
                 "{} is not a target manifest: {}",

@@ -43,6 +43,8 @@ pub enum MetricArg {
     Judge,
     /// Share of G among rows the harness accepted (`coverage`), recorded at L0/L1 only.
     Coverage,
+    /// The episode's reward (`reward`): the run's primary scorer, or an imported log's score.
+    Reward,
 }
 
 /// Stress design on the command line.
@@ -62,6 +64,7 @@ impl From<MetricArg> for Metric {
             MetricArg::F1 => Metric::F1,
             MetricArg::Judge => Metric::Judge,
             MetricArg::Coverage => Metric::Coverage,
+            MetricArg::Reward => Metric::Reward,
         }
     }
 }

@@ -41,6 +41,10 @@ pub enum Command {
     Serve(crate::commands::serve::ServeArgs),
     /// Serve one episode over MCP on stdio, for clients that spawn servers.
     Mcp(crate::commands::mcp::McpArgs),
+    /// Write a run as logs of another tool (Inspect `.eval`).
+    Export(crate::commands::export::ExportArgs),
+    /// Read logs of another tool (Inspect `.eval`/`.json`) into a run directory.
+    Import(crate::commands::import::ImportArgs),
 }
 
 /// `benchaudit tasks`

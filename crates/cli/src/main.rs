@@ -56,6 +56,8 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(&args),
         Command::Serve(args) => commands::serve::run(&args),
         Command::Mcp(args) => commands::mcp::run(&args),
+        Command::Export(args) => commands::export::run(&args),
+        Command::Import(args) => commands::import::run(&args),
     };
     match result {
         Ok(code) => code,

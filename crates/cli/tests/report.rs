@@ -157,7 +157,7 @@ fn report_of_the_rule_stand_ins_matches_the_ledger() {
     }
     let figures = stats["figures"].as_array().unwrap();
     let ids: Vec<&str> = figures.iter().map(|f| f["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["spectrum_L2", "heatmap_L2", "scorers_L2"]);
+    assert_eq!(ids, ["spectrum_L2", "heatmap_L2", "scorers_L2", "passk"]);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for f in figures {
         let svg = std::fs::read_to_string(out.join(f["svg"].as_str().unwrap())).unwrap();

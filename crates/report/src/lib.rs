@@ -48,6 +48,7 @@ struct ReadmeDoctests;
 pub mod card;
 mod card_calls;
 pub mod compute;
+pub mod cost;
 pub mod doc;
 mod error;
 pub mod figures;
@@ -101,7 +102,9 @@ impl ReportOutput {
 
 /// Names of the figure files a report may write; stale ones from an earlier report into the
 /// same directory are removed so the directory matches `stats.json`.
-const FIGURE_PREFIXES: [&str; 7] = [
+const FIGURE_PREFIXES: [&str; 9] = [
+    "passk",
+    "cost",
     "spectrum_",
     "heatmap_",
     "scorers_",

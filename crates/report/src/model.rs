@@ -423,8 +423,112 @@ pub struct RunStats {
     pub ab: Option<PairedSection>,
     /// Degradation curves (runs whose arms are numeric doses).
     pub degradation: Vec<CurveStats>,
+    /// pass@k and pass^k per condition (a task's trials are its seeds).
+    #[serde(default)]
+    pub pass_k: Option<PassKSection>,
+    /// Dollar cost of the LLM episodes, from a dated price table.
+    #[serde(default)]
+    pub cost: Option<CostSection>,
     /// Figures written.
     pub figures: Vec<FigureInfo>,
+}
+
+/// pass@k and pass^k of every condition at one success threshold.
+///
+/// Exists because the mean hides whether a model succeeds every time: pass^k (all k trials
+/// succeed, τ-bench) falls with k where pass@k (at least one succeeds) rises, and the gap
+/// between them is the unreliability a deployment meets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassKSection {
+    /// A trial succeeds when its metric is ≥ this (`--pass-threshold`).
+    pub threshold: f64,
+    /// Per condition.
+    pub rows: Vec<PassKStats>,
+}
+
+/// pass@k and pass^k of one condition: per task over its seeds, and the mean over tasks with
+/// stratified bootstrap CIs (seeds resampled within each task).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassKStats {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Condition,
+    /// Display label.
+    pub label: String,
+    /// Tasks, in the order of `curve.tasks`.
+    pub tasks: Vec<String>,
+    /// The estimators (`benchaudit_stats::pass_k_curve`).
+    pub curve: benchaudit_stats::PassKCurve,
+}
+
+/// A price of the table, as used.
+///
+/// Exists so every dollar figure names the price it rests on, its date and its source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    /// Provider (`openai`, `anthropic`, `together`, …).
+    pub provider: String,
+    /// Model as the provider names it.
+    pub model: String,
+    /// Dollars per million input (prompt) tokens.
+    pub input_per_mtok: f64,
+    /// Dollars per million output (completion) tokens.
+    pub output_per_mtok: f64,
+    /// When the price held (YYYY-MM-DD).
+    pub date: String,
+    /// Where it comes from.
+    pub source: String,
+}
+
+/// The cost of one condition's LLM episodes.
+///
+/// Exists as one row of the cost table and one dot of the cost–quality scatter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostRow {
+    /// The condition.
+    #[serde(flatten)]
+    pub condition: Condition,
+    /// Display label.
+    pub label: String,
+    /// Provider read from the policy name (`provider:model`), if it has one.
+    pub provider: Option<String>,
+    /// Model read from the policy name.
+    pub model: String,
+    /// Episodes used (the metric's episodes).
+    pub episodes: usize,
+    /// Of them, solved (metric ≥ the pass threshold).
+    pub solved: usize,
+    /// Prompt tokens over those episodes.
+    pub input_tokens: u64,
+    /// Completion tokens over those episodes.
+    pub output_tokens: u64,
+    /// The price used; `None` when the table has none for this model: cost unknown.
+    pub price: Option<Price>,
+    /// Dollars over all episodes (`None`: unknown).
+    pub total_usd: Option<f64>,
+    /// Dollars per episode (`None`: unknown).
+    pub per_episode_usd: Option<f64>,
+    /// Dollars per solved episode (`None`: unknown, or nothing solved).
+    pub per_solved_usd: Option<f64>,
+    /// Mean metric of the condition.
+    pub mean: f64,
+    /// Whether no other priced condition is at least as good for at most the cost (and
+    /// strictly better in one): on the cost–quality Pareto front.
+    pub pareto: bool,
+}
+
+/// Cost of every LLM condition.
+///
+/// Exists so model choice can weigh quality against dollars, with unknown prices shown as
+/// unknown (never as free).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostSection {
+    /// The user's price file, when one was given (its prices win over the shipped table).
+    pub price_file: Option<String>,
+    /// Per LLM condition.
+    pub rows: Vec<CostRow>,
+    /// Conditions whose cost is unknown.
+    pub unknown: usize,
 }
 
 /// `stats.json` of `benchaudit report --compare RUN_A RUN_B`.

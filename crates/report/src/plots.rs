@@ -297,7 +297,110 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             figures::write(&data, &dir, "degradation")?,
         ));
     }
+
+    if let Some(p) = &stats.pass_k {
+        figs.push(pass_k_figure(p, s.level, &dir)?);
+    }
+
+    if let Some(c) = &stats.cost
+        && c.rows.iter().any(|r| r.per_episode_usd.is_some())
+    {
+        let unknown: Vec<&str> = c
+            .rows
+            .iter()
+            .filter(|r| r.per_episode_usd.is_none())
+            .map(|r| r.label.as_str())
+            .collect();
+        let title = format!("Cost vs {}", s.metric_label);
+        let data = figures::CostScatterData {
+            title: title.clone(),
+            y_label: format!("mean {}", s.metric_label),
+            note: if unknown.is_empty() {
+                "ringed = Pareto front (no condition as good for as little)".to_string()
+            } else {
+                format!(
+                    "ringed = Pareto front; cost unknown, not drawn: {}",
+                    unknown.join(", ")
+                )
+            },
+            points: c
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    r.per_episode_usd.map(|usd| figures::CostPoint {
+                        label: format!("{} {}", r.label, r.condition.level),
+                        usd,
+                        mean: r.mean,
+                        pareto: r.pareto,
+                    })
+                })
+                .collect(),
+        };
+        figs.push(written(
+            "cost",
+            "cost",
+            title,
+            figures::write(&data, &dir, "cost")?,
+        ));
+    }
     Ok(figs)
+}
+
+/// pass@k and pass^k over k per condition, pooled over tasks
+/// with their CIs; the dots of a pass^k line are its tasks' own values.
+fn pass_k_figure(p: &crate::model::PassKSection, level: f64, dir: &Path) -> Result<Written> {
+    let title = format!("pass@k and pass^k (success: metric ≥ {})", p.threshold);
+    let mut series = Vec::new();
+    for r in &p.rows {
+        let name = format!("{} {}", r.label, r.condition.level);
+        let point = |k: u64, ci: &benchaudit_stats::BootstrapCi| DegradationPoint {
+            dose: k as f64,
+            mean: ci.estimate,
+            lo: ci.lo,
+            hi: ci.hi,
+        };
+        series.push(DegradationSeries {
+            label: format!("{name} pass@k"),
+            points: r
+                .curve
+                .pooled
+                .iter()
+                .map(|q| point(q.k, &q.pass_at_k))
+                .collect(),
+            seeds: Vec::new(),
+        });
+        series.push(DegradationSeries {
+            label: format!("{name} pass^k"),
+            points: r
+                .curve
+                .pooled
+                .iter()
+                .map(|q| point(q.k, &q.pass_hat_k))
+                .collect(),
+            seeds: r
+                .curve
+                .tasks
+                .iter()
+                .flat_map(|t| t.points.iter().map(|q| (q.k as f64, q.pass_hat_k)))
+                .collect(),
+        });
+    }
+    let data = DegradationData {
+        title: title.clone(),
+        x_label: "k (trials)".to_string(),
+        y_label: "probability".to_string(),
+        note: format!(
+            "line = mean over tasks, band = {:.0}% stratified bootstrap CI, dots = tasks (pass^k)",
+            level * 100.0
+        ),
+        series,
+    };
+    Ok(written(
+        "passk",
+        "passk",
+        title,
+        figures::write(&data, dir, "passk")?,
+    ))
 }
 
 /// The 2×2 panel of a [`Joint`], one dot per row (the report's and the card's).

@@ -7,8 +7,10 @@ use std::fmt::Write as _;
 use benchaudit_agents::{EpisodeRecord, Level, Outcome};
 use benchaudit_runs::{AbResult, Design, DesignKind, format_seeds};
 
-/// The table `benchaudit run` prints: per (policy, level) the episodes, mean F1, judge and
-/// coverage, submissions and infra errors (listed, not averaged).
+/// The table `benchaudit run` prints: per (policy, level) the episodes, mean F1, judge (on the
+/// 0–1 scale every table uses) and coverage, submissions, context overflows and infra errors.
+/// Infra errors are excluded from the means and also shown counted as 0, so neither reading
+/// hides them; each is listed.
 pub fn run_summary(records: &[EpisodeRecord]) -> String {
     #[derive(Default)]
     struct Acc {
@@ -17,6 +19,7 @@ pub fn run_summary(records: &[EpisodeRecord]) -> String {
         judge: f64,
         coverage: (f64, usize),
         submitted: usize,
+        overflow: usize,
         infra: usize,
     }
     let mut groups: BTreeMap<(String, Level), Acc> = BTreeMap::new();
@@ -37,39 +40,78 @@ pub fn run_summary(records: &[EpisodeRecord]) -> String {
             acc.coverage.0 += c;
             acc.coverage.1 += 1;
         }
-        if r.outcome == Outcome::Submitted {
-            acc.submitted += 1;
+        match r.outcome {
+            Outcome::Submitted => acc.submitted += 1,
+            Outcome::ContextOverflow => acc.overflow += 1,
+            _ => {}
         }
     }
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>6}",
-        "policy", "level", "n", "mean F1", "judge", "coverage", "submitted", "infra"
+        "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>8} {:>6}",
+        "policy",
+        "level",
+        "n",
+        "mean F1",
+        "judge 0-1",
+        "coverage",
+        "submitted",
+        "overflow",
+        "infra"
     );
     for ((policy, level), a) in &groups {
-        let n = a.n.max(1) as f64;
         let cov = if a.coverage.1 > 0 {
             format!("{:.3}", a.coverage.0 / a.coverage.1 as f64)
         } else {
             "-".into()
         };
+        let mean = |sum: f64| {
+            if a.n == 0 {
+                "no data".to_string()
+            } else {
+                format!("{:.3}", sum / a.n as f64)
+            }
+        };
         let _ = writeln!(
             out,
-            "{policy:<16} {level:<5} {:>6} {:>8.3} {:>9.3} {cov:>9} {:>10} {:>6}",
+            "{policy:<16} {:<5} {:>6} {:>8} {:>9} {cov:>9} {:>10} {:>8} {:>6}",
+            level.to_string(),
             a.n,
-            a.f1 / n,
-            a.judge / n,
+            mean(a.f1),
+            mean(a.judge),
             format!("{}/{}", a.submitted, a.n),
+            a.overflow,
             a.infra
         );
+    }
+    let with_infra: Vec<_> = groups.iter().filter(|(_, a)| a.infra > 0).collect();
+    if !with_infra.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nmean F1 with infra errors excluded (above) and counted as 0:"
+        );
+        for ((policy, level), a) in with_infra {
+            let all = a.n + a.infra;
+            let excluded = if a.n == 0 {
+                "no data".to_string()
+            } else {
+                format!("{:.3}", a.f1 / a.n as f64)
+            };
+            let _ = writeln!(
+                out,
+                "  {policy} {level}: {excluded} excluded, {:.3} as 0 ({} of {all} episodes were infra errors)",
+                a.f1 / all as f64,
+                a.infra
+            );
+        }
     }
     let infra: Vec<&EpisodeRecord> = records
         .iter()
         .filter(|r| r.outcome == Outcome::InfraError)
         .collect();
     if !infra.is_empty() {
-        let _ = writeln!(out, "\ninfra errors (excluded from statistics):");
+        let _ = writeln!(out, "\ninfra errors:");
         for r in infra {
             let _ = writeln!(
                 out,
@@ -292,4 +334,52 @@ pub fn ab_summary(design: &Design, result: &AbResult) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use benchaudit_agents::{Level, Outcome, RuleKind};
+    use benchaudit_runs::{Plan, Player, run_all};
+
+    use super::run_summary;
+
+    #[test]
+    fn run_summary_aligns_counts_overflows_and_shows_infra_both_ways() {
+        let t3 = benchaudit_comtrade::task("T3_duplicates").unwrap();
+        let plan = Plan::new(
+            vec![Player::rule(RuleKind::Oracle)],
+            vec![Level::L2],
+            vec![t3],
+            (0..4).collect(),
+        );
+        let mut records = run_all(&plan, 1);
+        records[0].outcome = Outcome::InfraError;
+        records[0].scores = None;
+        records[1].outcome = Outcome::ContextOverflow;
+        let text = run_summary(&records);
+        let lines: Vec<&str> = text.lines().collect();
+        // Header and row columns line up (the level is padded like its header).
+        assert_eq!(
+            lines[0].find(" n "),
+            Some(lines[1].find(" 3 ").unwrap()),
+            "{text}"
+        );
+        assert_eq!(lines[0].len(), lines[1].len(), "{text}");
+        assert!(
+            lines[1].starts_with("oracle           L2         3    1.000"),
+            "{text}"
+        );
+        assert!(
+            lines[1].ends_with("       1      1"),
+            "overflow 1, infra 1: {text}"
+        );
+        // Three scored episodes of F1 1: 1.000 without the infra error, 0.750 with it as 0.
+        assert!(
+            text.contains(
+                "oracle L2: 1.000 excluded, 0.750 as 0 (1 of 4 episodes were infra errors)"
+            ),
+            "{text}"
+        );
+    }
 }

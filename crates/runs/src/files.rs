@@ -150,6 +150,7 @@ pub fn read_text_bounded(path: &Path, limit: u64) -> Result<String, FileError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -125,10 +125,10 @@ impl Manifest {
     /// Reads `dir/manifest.json`, if there is one.
     pub fn read(dir: &Path) -> Result<Option<Manifest>> {
         let path = dir.join("manifest.json");
-        let bytes = match fs::read(&path) {
+        let bytes = match crate::files::read_bounded(&path, crate::files::limits::SMALL) {
             Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(format!("reading {}", path.display()))(e)),
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(Error::Invalid(e.to_string())),
         };
         serde_json::from_slice(&bytes).map(Some).map_err(|e| {
             Error::Invalid(format!(
@@ -265,10 +265,10 @@ pub fn resolve(
 /// [`Error::Corrupt`] for a complete line that is not an episode record (naming the file and
 /// the line) or a repeated key that is not a retried `infra_error`; IO errors.
 pub fn read_ledger(path: &Path) -> Result<LedgerContents> {
-    let bytes = match fs::read(path) {
+    let bytes = match crate::files::read_bounded(path, crate::files::limits::LEDGER) {
         Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LedgerContents::default()),
-        Err(e) => return Err(Error::io(format!("reading {}", path.display()))(e)),
+        Err(e) if e.is_not_found() => return Ok(LedgerContents::default()),
+        Err(e) => return Err(Error::Invalid(e.to_string())),
     };
     let mut records = Vec::new();
     let mut lines = Vec::new();

@@ -21,6 +21,9 @@ pub enum Metric {
     /// L1 coverage (`coverage`): share of G among rows the harness accepted, recorded at L0
     /// and L1 only.
     Coverage,
+    /// The episode's primary reward (`reward`): F1 or the judge's total / 100 as the run chose
+    /// for native runs; the chosen score of a run imported from another tool's logs.
+    Reward,
 }
 
 impl Metric {
@@ -40,6 +43,7 @@ impl Metric {
             Metric::F1 => "ground-truth F1",
             Metric::Judge => "judge total / 100",
             Metric::Coverage => "coverage",
+            Metric::Reward => "reward",
         }
     }
 
@@ -49,6 +53,7 @@ impl Metric {
             Metric::F1 => "f1",
             Metric::Judge => "judge",
             Metric::Coverage => "coverage",
+            Metric::Reward => "reward",
         }
     }
 
@@ -63,6 +68,7 @@ impl Metric {
             Metric::F1 => record.scores.as_ref().map(|s| s.f1),
             Metric::Judge => record.scores.as_ref().map(|s| s.judge_total / JUDGE_SCALE),
             Metric::Coverage => record.coverage,
+            Metric::Reward => record.reward,
         };
         v.filter(|x| x.is_finite())
     }

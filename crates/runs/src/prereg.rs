@@ -299,7 +299,8 @@ pub fn sidecar(file: &Path) -> PathBuf {
 }
 
 fn read(file: &Path) -> Result<Vec<u8>> {
-    std::fs::read(file).map_err(|e| Error::Invalid(format!("cannot read {}: {e}", file.display())))
+    crate::files::read_bounded(file, crate::files::limits::SMALL)
+        .map_err(|e| Error::Invalid(e.to_string()))
 }
 
 /// A frozen design resolved into typed values (validated).
@@ -424,13 +425,14 @@ pub fn freeze(file: &Path) -> Result<Frozen> {
 /// Loads a frozen experiment, refusing a file whose bytes changed since [`freeze`].
 pub fn load_frozen(file: &Path) -> Result<Frozen> {
     let bytes = read(file)?;
-    let frozen = std::fs::read_to_string(sidecar(file)).map_err(|_| {
-        Error::Invalid(format!(
-            "{} is not frozen: run `benchaudit prereg freeze {}` before the experiment",
-            file.display(),
-            file.display()
-        ))
-    })?;
+    let frozen = crate::files::read_text_bounded(&sidecar(file), crate::files::limits::SMALL)
+        .map_err(|_| {
+            Error::Invalid(format!(
+                "{} is not frozen: run `benchaudit prereg freeze {}` before the experiment",
+                file.display(),
+                file.display()
+            ))
+        })?;
     let want = frozen.split_whitespace().next().unwrap_or("").to_string();
     let have = sha256_hex(&bytes);
     if want != have {

@@ -299,6 +299,63 @@ impl App {
     }
 }
 
+/// The tools an episode answers (`append_results` only does work under the chunked protocol).
+pub const TOOL_NAMES: [&str; 4] = [
+    "get_task_info",
+    "fetch_page",
+    "submit_results",
+    "append_results",
+];
+
+impl App {
+    /// One tool call on `slot` with JSON arguments, as MCP and OpenEnv make them; `None` for
+    /// an unknown tool. Arguments are parsed by `benchaudit_comtrade`'s own parsers (the ones
+    /// REST and in-process agents use); a bad argument is a 422 failure like any other.
+    pub async fn call_tool(
+        self: &Arc<Self>,
+        slot: Arc<Slot>,
+        name: &str,
+        mut args: serde_json::Map<String, Value>,
+    ) -> Option<Result<Value, Failure>> {
+        let json = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
+        Some(match name {
+            "get_task_info" => Ok(json(serde_json::to_value(self.task_info(&slot).await))),
+            "fetch_page" => match FetchPageArgs::from_json(&Value::Object(args)) {
+                Err(e) => Err(Failure::from(benchaudit_comtrade::ToolError {
+                    status: 422,
+                    error: e.0,
+                    retry: slot.options.interface == InterfaceProfile::Legacy,
+                    retry_after_s: None,
+                })),
+                Ok(args) => self.fetch_page(&slot, args).await.map(|(task, page)| {
+                    json(serde_json::to_value(crate::answer::PageBody {
+                        task,
+                        page: &page,
+                    }))
+                }),
+            },
+            "append_results" => match args.remove("data_jsonl") {
+                Some(Value::String(data)) if args.is_empty() => self
+                    .append(slot, data)
+                    .await
+                    .map(|held| json!({"appended": true, "records_held": held})),
+                _ => Err(Failure::new(
+                    422,
+                    "append_results takes exactly one argument, `data_jsonl`, a string",
+                )),
+            },
+            "submit_results" => match SubmitArgs::from_json(&Value::Object(args)) {
+                Err(e) => Err(Failure::new(422, e.to_string())),
+                Ok(submit) => self
+                    .submit(slot, submit)
+                    .await
+                    .map(|answer| json(serde_json::to_value(answer))),
+            },
+            _ => return None,
+        })
+    }
+}
+
 /// Caps echoed user input in error messages (64 bytes).
 pub fn truncate(s: &str) -> String {
     crate::answer::cap(s, 64)

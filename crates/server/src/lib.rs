@@ -4,6 +4,9 @@
 //! * [`run`] serves the REST API of SPEC §9 and MCP over streamable HTTP on a listener until a
 //!   shutdown future resolves (`run(listener, config, shutdown)`, as mini-redis does it);
 //!   [`serve_blocking`] wraps it with its own runtime and SIGINT/SIGTERM handling for the CLI.
+//! * The same listener speaks the OpenEnv environment protocol ([`openenv`]: `/ws` sessions
+//!   with reset, step, state; `/reset`, `/step`, `/state`, `/schema`, `/health`,
+//!   `/metadata`), so RL trainers and OpenEnv clients play episodes of the same store.
 //! * [`serve_stdio`] serves one episode over MCP on a pair of byte streams (stdin/stdout for
 //!   [`serve_stdio_blocking`]).
 //!
@@ -40,6 +43,7 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod metrics;
 pub mod net;
+pub mod openenv;
 pub mod rest;
 pub mod stdio;
 pub mod store;
@@ -270,6 +274,13 @@ struct Http {
 pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> Router {
     let mut hosts: Vec<String> = gate::LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     hosts.extend(config.allowed_hosts.iter().cloned());
+    let openenv = openenv::routes(Arc::new(openenv::OpenEnv::new(
+        Arc::clone(&app),
+        &config.allowed_hosts,
+        config.max_body_bytes,
+        config.connection_idle_timeout,
+        cancel.clone(),
+    )));
     let base = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(cancel)
@@ -320,6 +331,7 @@ pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -
     Router::new()
         .merge(rest::routes().with_state(Arc::clone(&app)))
         .merge(mcp_routes)
+        .merge(openenv)
         .fallback(rest::not_found)
         .method_not_allowed_fallback(rest::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))

@@ -19,9 +19,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use benchaudit_comtrade::{
-    FetchPageArgs, InterfaceProfile, SubmissionProtocol, SubmitArgs, ToolError,
-};
+use benchaudit_comtrade::SubmissionProtocol;
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Extensions, Implementation,
@@ -33,9 +31,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Map;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::answer::{Failure, PageBody};
+use crate::answer::Failure;
 use crate::app::{App, CreateEpisode};
 use crate::store::{EpisodeId, Slot};
 
@@ -225,58 +223,17 @@ impl EpisodeMcp {
     async fn call(
         &self,
         name: &str,
-        mut args: Map<String, Value>,
+        args: Map<String, Value>,
         extensions: &Extensions,
     ) -> Option<Result<Value, Failure>> {
-        let known = [
-            "get_task_info",
-            "fetch_page",
-            "submit_results",
-            "append_results",
-        ];
-        if !known.contains(&name) {
+        if !crate::app::TOOL_NAMES.contains(&name) {
             return None;
         }
         let slot = match self.slot(extensions) {
             Ok(slot) => slot,
             Err(f) => return Some(Err(f)),
         };
-        let json = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
-        Some(match name {
-            "get_task_info" => Ok(json(serde_json::to_value(self.app.task_info(&slot).await))),
-            "fetch_page" => {
-                match FetchPageArgs::from_json(&Value::Object(args)) {
-                    Err(e) => Err(Failure::from(ToolError {
-                        status: 422,
-                        error: e.0,
-                        retry: slot.options.interface == InterfaceProfile::Legacy,
-                        retry_after_s: None,
-                    })),
-                    Ok(args) => self.app.fetch_page(&slot, args).await.map(|(task, page)| {
-                        json(serde_json::to_value(PageBody { task, page: &page }))
-                    }),
-                }
-            }
-            "append_results" => match args.remove("data_jsonl") {
-                Some(Value::String(data)) if args.is_empty() => self
-                    .app
-                    .append(slot, data)
-                    .await
-                    .map(|held| json!({"appended": true, "records_held": held})),
-                _ => Err(Failure::new(
-                    422,
-                    "append_results takes exactly one argument, `data_jsonl`, a string",
-                )),
-            },
-            _ => match SubmitArgs::from_json(&Value::Object(args)) {
-                Err(e) => Err(Failure::new(422, e.to_string())),
-                Ok(submit) => self
-                    .app
-                    .submit(slot, submit)
-                    .await
-                    .map(|answer| json(serde_json::to_value(answer))),
-            },
-        })
+        self.app.call_tool(slot, name, args).await
     }
 
     async fn call_tool_inner(
@@ -453,7 +410,7 @@ mod tests {
             (ok.seed, ok.interface, ok.reward),
             (
                 9,
-                InterfaceProfile::Strict,
+                benchaudit_comtrade::InterfaceProfile::Strict,
                 benchaudit_scoring::RewardScorer::Judge
             )
         );

@@ -33,6 +33,8 @@ pub struct Metrics {
     pub double_submits: AtomicU64,
     /// MCP tool calls, any transport.
     pub mcp_tool_calls: AtomicU64,
+    /// OpenEnv WebSocket sessions opened on `/ws`.
+    pub openenv_sessions: AtomicU64,
     /// Accept errors (e.g. out of file descriptors); the server backs off and keeps going.
     pub accept_errors: AtomicU64,
     /// Connections closed by the server for a timeout (header read or idle).
@@ -55,6 +57,7 @@ impl Default for Metrics {
             submissions: AtomicU64::new(0),
             double_submits: AtomicU64::new(0),
             mcp_tool_calls: AtomicU64::new(0),
+            openenv_sessions: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             connection_timeouts: AtomicU64::new(0),
             jsonrpc_rejected: AtomicU64::new(0),
@@ -161,6 +164,12 @@ impl Metrics {
             "counter",
             "MCP tool calls.",
             &[("", get(&self.mcp_tool_calls))],
+        );
+        metric(
+            "benchaudit_openenv_sessions_total",
+            "counter",
+            "OpenEnv WebSocket sessions opened on /ws.",
+            &[("", get(&self.openenv_sessions))],
         );
         metric(
             "benchaudit_accept_errors_total",

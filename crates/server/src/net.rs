@@ -137,7 +137,11 @@ pub async fn serve_connection(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
-    let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
+    // With upgrades, so `/ws` (OpenEnv) can take the connection over; the upgraded stream is
+    // still this `BoundedStream`, so the idle timeout keeps counting on it.
+    let conn = builder
+        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(router))
+        .with_upgrades();
     tokio::pin!(conn);
     let mut draining = false;
     loop {

@@ -2,7 +2,9 @@
 
 pub mod ab;
 pub mod audit;
+pub mod export;
 pub mod guard;
+pub mod import;
 pub mod mcp;
 pub mod policies;
 pub mod prereg;

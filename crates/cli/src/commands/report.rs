@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use benchaudit_report::cost::PriceTable;
 use benchaudit_report::{Options, write_compare_report, write_run_report};
 
 use crate::UsageError;
@@ -43,6 +44,13 @@ pub struct ReportArgs {
     /// Bootstrap replicates B.
     #[arg(long, default_value_t = 2000, value_parser = parse_resamples)]
     pub resamples: usize,
+    /// pass@k / pass^k success threshold: an episode succeeds when its metric is ≥ this.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_tau)]
+    pub pass_threshold: f64,
+    /// A price file (`benchaudit.prices/1`, as crates/report/data/prices.json) whose prices
+    /// come before the shipped table's, e.g. for a local model (unpriced models cost "unknown").
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 }
 
 fn parse_alpha(s: &str) -> Result<f64, String> {
@@ -93,6 +101,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         taus: args.tau.clone(),
         seed: args.seed,
         resamples: args.resamples,
+        pass_threshold: args.pass_threshold,
+        prices: PriceTable::load(args.prices.as_deref())?,
     };
     let written = match (&args.run_dir, args.compare.as_deref()) {
         (_, Some([a, b])) => {

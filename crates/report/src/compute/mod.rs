@@ -20,6 +20,7 @@
 //! intervention is the audit's one computation ([`benchaudit_audit::joint::compute`]).
 
 mod curves;
+mod extras;
 mod levels;
 mod paired;
 
@@ -54,11 +55,15 @@ pub struct Options {
     pub seed: u64,
     /// Bootstrap replicates.
     pub resamples: usize,
+    /// pass@k / pass^k success threshold: a trial succeeds when its metric is ≥ this.
+    pub pass_threshold: f64,
+    /// Prices for the cost section (the shipped table, and the user's file if given).
+    pub prices: crate::cost::PriceTable,
 }
 
 impl Options {
     /// The defaults of `benchaudit report` on `metric`: CVaR@0.2, Reliability@0.9 and @0.5,
-    /// bootstrap seed 0, B = 2000.
+    /// bootstrap seed 0, B = 2000, pass threshold 1 (F1 = 1), the shipped price table.
     pub fn new(metric: Metric) -> Self {
         Options {
             metric,
@@ -66,6 +71,10 @@ impl Options {
             taus: benchaudit_stats::DEFAULT_TAUS.to_vec(),
             seed: 0,
             resamples: benchaudit_stats::DEFAULT_RESAMPLES,
+            pass_threshold: benchaudit_stats::DEFAULT_PASS_THRESHOLD,
+            // The shipped table is checked by a test; were it damaged, costs show as unknown.
+            prices: crate::cost::PriceTable::shipped()
+                .unwrap_or_else(|_| crate::cost::PriceTable::empty()),
         }
     }
 
@@ -290,6 +299,8 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
     let joint = joint(&loaded.records, show_hash);
     let ab = paired::ab_section(&grid, opts, show_hash)?;
     let degradation = curves::curves(&grid, opts)?;
+    let pass_k = extras::pass_k(&grid, opts, show_hash)?;
+    let cost = extras::cost(&loaded.records, &grid, opts, show_hash);
     Ok(RunStats {
         schema: SCHEMA.to_string(),
         kind: "run".to_string(),
@@ -313,6 +324,8 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         joint,
         ab,
         degradation,
+        pass_k,
+        cost,
         figures: Vec::new(),
     })
 }

@@ -14,13 +14,15 @@
 //! | [`ProbeBarsData`] | judge vs ground truth per forged submission kind (or per policy) |
 //! | [`ScaffoldingData`] | mean score per model at L0 / L1 / L2 (n/a where not run) |
 //! | [`ForestData`] | Δ with CI per row; filled marker when the CI excludes 0 |
-//! | [`DegradationData`] | dose → mean with CI band and per-seed dots |
+//! | [`DegradationData`] | dose → mean with CI band and per-seed dots (also pass@k / pass^k over k) |
+//! | [`CostScatterData`] | dollars per episode vs mean metric, Pareto front joined |
 //!
 //! Text is laid out and rasterised from DejaVu Sans compiled into the binary (no system fonts
 //! are read). The PNG carries the glyphs; the SVG carries the same layout as `<text>` elements
 //! that ask for DejaVu Sans first ([`SVG_FONT_STACK`]) and fall back to the viewer's sans-serif.
 
 mod bars;
+mod cost;
 mod degradation;
 mod forest;
 mod heatmap;
@@ -36,6 +38,7 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 
 pub use bars::{ProbeBarsData, ScaffoldingData};
+pub use cost::{CostPoint, CostScatterData};
 pub use degradation::{DegradationData, DegradationPoint, DegradationSeries};
 pub use forest::{ForestData, ForestRow};
 pub use heatmap::HeatmapData;

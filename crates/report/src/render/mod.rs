@@ -6,6 +6,7 @@
 //! three decimals, p-values with three decimals or, below 0.001, in scientific notation,
 //! counts as integers, α and τ as stored, the confidence level as a whole percentage).
 
+mod extras;
 mod paired;
 mod run;
 

@@ -254,6 +254,8 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
         b.extend(figures_with(figures, "degradation"));
     }
 
+    b.extend(super::extras::extra_blocks(stats, figures));
+
     // Infra errors are named one by one; episodes merely without the metric (e.g. coverage at
     // L2) are counted above and listed in stats.json.
     let infra: Vec<_> = stats

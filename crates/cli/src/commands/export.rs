@@ -1,0 +1,55 @@
+//! `benchaudit export --format inspect RUN_DIR --out DIR`: a run ledger as Inspect `.eval`
+//! logs (one per condition), for `inspect view` and `inspect_ai.log.read_eval_log`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use crate::output::print;
+
+/// Formats `export` and `import` speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InteropFormat {
+    /// Inspect (inspect-ai) `.eval` logs.
+    Inspect,
+}
+
+/// `benchaudit export`
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: InteropFormat,
+    /// Run directory written by `benchaudit run` (or `benchaudit import`).
+    pub run_dir: PathBuf,
+    /// Directory for the logs (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let InteropFormat::Inspect = args.format;
+    let logs = benchaudit_interop::inspect::export_run(&args.run_dir, &args.out)?;
+    let mut text = format!("wrote {} Inspect log(s):\n", logs.len());
+    for l in &logs {
+        text.push_str(&format!(
+            "  {}  ({} {}{}, {} samples)\n",
+            l.path.display(),
+            l.policy,
+            l.level,
+            l.arm
+                .as_deref()
+                .map(|a| format!(" [{a}]"))
+                .unwrap_or_default(),
+            l.samples
+        ));
+    }
+    text.push_str(&format!(
+        "browse them with: inspect view --log-dir {}\n",
+        args.out.display()
+    ));
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
