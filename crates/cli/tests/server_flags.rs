@@ -92,3 +92,56 @@ fn out_of_range_flags_are_refused_clearly() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn run_ab_and_audit_refuse_out_of_range_numbers_instead_of_wrapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x");
+    let out = out.to_str().unwrap();
+    for (args, flag) in [
+        (
+            vec![
+                "ab",
+                "--design",
+                "quota",
+                "--squeeze",
+                "4294967295",
+                "--out",
+                out,
+            ],
+            "--squeeze",
+        ),
+        (
+            vec![
+                "ab",
+                "--design",
+                "quota",
+                "--slack-sweep",
+                "0,4294967295",
+                "--out",
+                out,
+            ],
+            "--slack-sweep",
+        ),
+        (
+            vec!["ab", "--design", "quota", "--quota", "0", "--out", out],
+            "--quota",
+        ),
+        (vec!["ab", "--jobs", "0", "--out", out], "--jobs"),
+        (vec!["run", "--jobs", "100000", "--out", out], "--jobs"),
+        (
+            vec!["run", "--max-requests", "4294967295", "--out", out],
+            "--max-requests",
+        ),
+        (vec!["audit", "--seeds", "0", "--out", out], "--seeds"),
+    ] {
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert!(
+        !dir.path().join("x").exists(),
+        "nothing may be written on a refused flag"
+    );
+}

@@ -147,14 +147,14 @@ impl Design {
                 squeeze: None,
             }],
             DesignKind::Quota if self.slack_sweep.is_empty() => vec![QuotaSetting {
-                quota: Some(self.quota.unwrap_or(pages + self.squeeze)),
+                quota: Some(self.quota.unwrap_or(pages.saturating_add(self.squeeze))),
                 squeeze,
             }],
             DesignKind::Quota => self
                 .slack_sweep
                 .iter()
                 .map(|slack| QuotaSetting {
-                    quota: Some(pages + self.squeeze + slack),
+                    quota: Some(pages.saturating_add(self.squeeze).saturating_add(*slack)),
                     squeeze,
                 })
                 .collect(),

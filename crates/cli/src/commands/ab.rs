@@ -30,14 +30,15 @@ pub struct AbArgs {
     /// Design.
     #[arg(long, value_enum, default_value = "matched-mean")]
     pub design: DesignArg,
-    /// Enforced request quota (quota design; optional for degradation).
-    #[arg(long)]
+    /// Enforced request quota (quota design; optional for degradation), 1 to 100 000.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub quota: Option<u32>,
-    /// Requests removed by the squeeze (quota design).
-    #[arg(long, default_value_t = 3)]
+    /// Requests removed by the squeeze (quota design), 0 to 10 000.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub squeeze: u32,
-    /// Post-squeeze slacks to sweep (quota = pages + squeeze + slack), e.g. 0,1,2,4.
-    #[arg(long, value_delimiter = ',')]
+    /// Post-squeeze slacks to sweep (quota = pages + squeeze + slack), e.g. 0,1,2,4; each 0 to
+    /// 10 000.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub slack_sweep: Vec<u32>,
     /// Substrate task.
     #[arg(long, default_value = "T9_clean_ab")]
@@ -55,8 +56,8 @@ pub struct AbArgs {
     /// Run directory.
     #[arg(long)]
     pub out: PathBuf,
-    /// Episodes in parallel.
-    #[arg(long, default_value_t = 1)]
+    /// Episodes in parallel, 1 to 1 024.
+    #[arg(long, default_value_t = 1, value_parser = crate::args::parse_jobs)]
     pub jobs: usize,
     /// Seed of the bootstrap and permutation streams.
     #[arg(long, default_value_t = 0)]

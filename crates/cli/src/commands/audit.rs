@@ -23,11 +23,11 @@ pub struct AuditArgs {
     /// Output directory.
     #[arg(long, default_value = "benchaudit-audit")]
     pub out: PathBuf,
-    /// Seeds per cell (seeds 0..N−1).
-    #[arg(long, default_value_t = 5)]
+    /// Seeds per cell (seeds 0..N−1), 1 to 10 000.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub seeds: u64,
-    /// Worker threads.
-    #[arg(long, default_value_t = 2)]
+    /// Worker threads, 1 to 1 024.
+    #[arg(long, default_value_t = 2, value_parser = crate::args::parse_jobs)]
     pub jobs: usize,
     /// External target manifests (TOML) to audit as well; a bare name such as `bfcl` means
     /// `targets/NAME/target.toml` in this folder or a parent.

@@ -37,7 +37,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Episodes in parallel.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::parse_jobs)]
     pub jobs: usize,
     /// Argument-error envelope.
     #[arg(long, value_enum, default_value = "legacy")]
@@ -48,8 +48,8 @@ pub struct RunArgs {
     /// The episode's primary scorer (both are always recorded).
     #[arg(long, value_enum, default_value = "f1")]
     pub reward: RewardArg,
-    /// Override every task's request budget (a quota).
-    #[arg(long)]
+    /// Override every task's request budget (a quota), 0 to 1 000 000.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_requests: Option<u32>,
     /// Real models and how to reach them.
     #[command(flatten)]
