@@ -11,7 +11,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VENV=${VENV:-/tmp/benchaudit-inspect-venv}
 INSPECT_VERSION=${INSPECT_VERSION:-0.3.285}
 if [[ -z "${BENCHAUDIT:-}" ]]; then
-  (cd "$ROOT" && cargo build --profile test -p benchaudit --quiet)
+  (cd "$ROOT" && cargo test --workspace --no-run --quiet)
   BENCHAUDIT="${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit"
 fi
 export BENCHAUDIT

@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VENV=${VENV:-/tmp/benchaudit-mcp-venv}
 MCP_VERSION=${MCP_VERSION:-2.3.0}
 if [[ -z "${BENCHAUDIT:-}" ]]; then
-  (cd "$ROOT" && cargo build --profile test -p benchaudit --quiet)
+  (cd "$ROOT" && cargo test --workspace --no-run --quiet)
   BENCHAUDIT="${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit"
 fi
 export BENCHAUDIT

@@ -30,9 +30,10 @@ cleanup() { if [ "$STARTED_HERE" = 1 ]; then "$HERE/stop.sh" || true; fi; }
 trap cleanup EXIT
 SERVER_READY=$(date +%s)
 
-# The debug profile: after `cargo test --workspace` in .ci/run it costs no further build, and
+# The binary `cargo test --workspace` builds (same profile and features: after .ci/run's test
+# step this builds nothing), so
 # the run's time is the model's, not benchaudit's.
-(cd "$ROOT" && cargo build --profile test -p benchaudit --quiet)
+(cd "$ROOT" && cargo test --workspace --no-run --quiet)
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchaudit-local-llm.XXXXXX")
 # Tasks that fault, so the model is asked something at every level (L1 asks only on a fault).

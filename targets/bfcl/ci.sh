@@ -15,10 +15,10 @@ echo "== BFCL: hook and workaround tests (Python, in the venv)"
 "$py" -m unittest discover -s targets/bfcl -p 'test_*.py'
 
 echo "== BFCL: Rust tests against the released checker"
-BENCHAUDIT_REQUIRE_BFCL=1 cargo test -p benchaudit-audit --test bfcl
+BENCHAUDIT_REQUIRE_BFCL=1 cargo test --workspace --test bfcl
 
 echo "== BFCL: benchaudit audit --target bfcl (twice)"
-cargo build --profile test -p benchaudit
+cargo test --workspace --no-run --quiet
 bin=target/debug/benchaudit
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

@@ -289,3 +289,55 @@ fn a_resume_over_a_corrupted_complete_line_exits_non_zero_and_leaves_it_in_place
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), damaged);
 }
+
+#[test]
+fn without_a_terminal_progress_is_plain_lines_with_the_resume_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = bin()
+        .args([
+            "run",
+            "--policy",
+            "oracle",
+            "--tasks",
+            "T3_duplicates",
+            "--seeds",
+            "0..3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!(
+            "running 4 episodes into {} (Ctrl-C stops it; the same command resumes)\n",
+            out.display()
+        )),
+        "{err}"
+    );
+    // No bar drawing: no carriage returns, no escape sequences.
+    assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
+    // A finished run resumes to nothing and says so without a start line.
+    let again = bin()
+        .args([
+            "run",
+            "--policy",
+            "oracle",
+            "--tasks",
+            "T3_duplicates",
+            "--seeds",
+            "0..3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(again.stderr).unwrap();
+    assert!(
+        err.contains("4 episodes already recorded, 0 to run"),
+        "{err}"
+    );
+    assert!(!err.contains("running "), "{err}");
+}

@@ -208,7 +208,13 @@ pub fn run_with_progress(
     plan: &Plan,
     jobs: usize,
 ) -> anyhow::Result<Executed> {
+    use std::io::IsTerminal;
+    // On a terminal: a bar. Otherwise (a pipe, a log file, CI): plain lines, one when work
+    // starts and one at most every 10 s, so a long run shows it is alive without flooding.
+    let tty = std::io::stderr().is_terminal();
     let mut bar: Option<indicatif::ProgressBar> = None;
+    let start = std::time::Instant::now();
+    let mut last_line = start;
     let executed = execute(out, config, plan, jobs, &mut |p| match p {
         Progress::Started {
             recorded,
@@ -233,20 +239,35 @@ pub fn run_with_progress(
                     }
                 );
             }
-            let b = indicatif::ProgressBar::with_draw_target(
-                Some(to_run as u64),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes ({eta})",
-            ) {
-                b.set_style(style);
+            if to_run == 0 {
+                return;
             }
-            bar = Some(b);
+            eprintln!(
+                "running {to_run} episodes into {} (Ctrl-C stops it; the same command resumes)",
+                out.display()
+            );
+            if tty {
+                let b = indicatif::ProgressBar::with_draw_target(
+                    Some(to_run as u64),
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                if let Ok(style) = indicatif::ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes ({eta})",
+                ) {
+                    b.set_style(style);
+                }
+                bar = Some(b);
+            }
         }
-        Progress::Recorded { .. } => {
+        Progress::Recorded { done, total } => {
             if let Some(b) = &bar {
                 b.inc(1);
+            } else if last_line.elapsed() >= std::time::Duration::from_secs(10) && done < total {
+                last_line = std::time::Instant::now();
+                eprintln!(
+                    "{done}/{total} episodes recorded ({} s)",
+                    start.elapsed().as_secs()
+                );
             }
         }
     });
