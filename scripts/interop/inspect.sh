@@ -7,16 +7,7 @@
 #   scripts/interop/inspect.sh                       # builds the debug binary first
 #   BENCHAUDIT=target/release/benchaudit VENV=/tmp/ia-venv scripts/interop/inspect.sh
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-VENV=${VENV:-/tmp/benchaudit-inspect-venv}
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 INSPECT_VERSION=${INSPECT_VERSION:-0.3.285}
-if [[ -z "${BENCHAUDIT:-}" ]]; then
-  (cd "$ROOT" && cargo test --workspace --no-run --quiet)
-  BENCHAUDIT="${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit"
-fi
-export BENCHAUDIT
-if [[ ! -x "$VENV/bin/python" ]]; then
-  python3 -m venv "$VENV"
-fi
-"$VENV/bin/pip" install --quiet --disable-pip-version-check "inspect-ai==$INSPECT_VERSION"
-exec timeout 600 "$VENV/bin/python" "$ROOT/scripts/interop/inspect_roundtrip.py"
+peer_check "${VENV:-/tmp/benchaudit-inspect-venv}" "inspect-ai==$INSPECT_VERSION" 600 inspect_roundtrip.py

@@ -5,16 +5,7 @@
 #   scripts/interop/mcp_python.sh                      # builds the debug binary first
 #   BENCHAUDIT=target/release/benchaudit VENV=/tmp/mcp-venv scripts/interop/mcp_python.sh
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-VENV=${VENV:-/tmp/benchaudit-mcp-venv}
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 MCP_VERSION=${MCP_VERSION:-2.3.0}
-if [[ -z "${BENCHAUDIT:-}" ]]; then
-  (cd "$ROOT" && cargo test --workspace --no-run --quiet)
-  BENCHAUDIT="${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit"
-fi
-export BENCHAUDIT
-if [[ ! -x "$VENV/bin/python" ]]; then
-  python3 -m venv "$VENV"
-fi
-"$VENV/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_VERSION"
-exec timeout 300 "$VENV/bin/python" "$ROOT/scripts/interop/mcp_python.py"
+peer_check "${VENV:-/tmp/benchaudit-mcp-venv}" "mcp==$MCP_VERSION" 300 mcp_python.py
