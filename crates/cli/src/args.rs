@@ -106,12 +106,3 @@ impl From<RewardArg> for RewardScorer {
         }
     }
 }
-
-/// `--jobs`: 1 to 1 024 worker threads (0 would run nothing; more only thrashes).
-pub fn parse_jobs(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n @ 1..=1024) => Ok(n),
-        Ok(n) => Err(format!("{n} is not in 1..=1024")),
-        Err(e) => Err(format!("{s:?} is not a whole number: {e}")),
-    }
-}

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use benchaudit_agents::{EpisodeRecord, Level, Outcome};
 use benchaudit_runs::{AbResult, Design, DesignKind, format_seeds};
 
+use crate::figures::{num, num_or_no_data};
+
 /// The table `benchaudit run` prints: per (policy, level) the episodes, mean F1, judge (on the
 /// 0–1 scale every table uses) and coverage, submissions, context overflows and infra errors.
 /// Infra errors are excluded from the means and also shown counted as 0, so neither reading
@@ -66,13 +68,7 @@ pub fn run_summary(records: &[EpisodeRecord]) -> String {
         } else {
             "-".into()
         };
-        let mean = |sum: f64| {
-            if a.n == 0 {
-                "no data".to_string()
-            } else {
-                format!("{:.3}", sum / a.n as f64)
-            }
-        };
+        let mean = |sum: f64| num_or_no_data((a.n > 0).then(|| sum / a.n as f64));
         let _ = writeln!(
             out,
             "{policy:<16} {:<5} {:>6} {:>8} {:>9} {cov:>9} {:>10} {:>8} {:>6}",
@@ -93,15 +89,11 @@ pub fn run_summary(records: &[EpisodeRecord]) -> String {
         );
         for ((policy, level), a) in with_infra {
             let all = a.n + a.infra;
-            let excluded = if a.n == 0 {
-                "no data".to_string()
-            } else {
-                format!("{:.3}", a.f1 / a.n as f64)
-            };
+            let excluded = num_or_no_data((a.n > 0).then(|| a.f1 / a.n as f64));
             let _ = writeln!(
                 out,
-                "  {policy} {level}: {excluded} excluded, {:.3} as 0 ({} of {all} episodes were infra errors)",
-                a.f1 / all as f64,
+                "  {policy} {level}: {excluded} excluded, {} as 0 ({} of {all} episodes were infra errors)",
+                num(a.f1 / all as f64),
                 a.infra
             );
         }

@@ -57,7 +57,7 @@ pub struct AbArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Episodes in parallel, 1 to 1 024.
-    #[arg(long, default_value_t = 1, value_parser = crate::args::parse_jobs)]
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub jobs: usize,
     /// Seed of the bootstrap and permutation streams.
     #[arg(long, default_value_t = 0)]

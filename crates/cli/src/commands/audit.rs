@@ -27,7 +27,7 @@ pub struct AuditArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub seeds: u64,
     /// Worker threads, 1 to 1 024.
-    #[arg(long, default_value_t = 2, value_parser = crate::args::parse_jobs)]
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub jobs: usize,
     /// External target manifests (TOML) to audit as well; a bare name such as `bfcl` means
     /// `targets/NAME/target.toml` in this folder or a parent.

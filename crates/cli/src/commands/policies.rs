@@ -4,6 +4,7 @@ use std::fmt::Write;
 use std::process::ExitCode;
 
 use benchaudit_agents::RuleKind;
+use benchaudit_audit::comtrade_target::decision_name;
 use clap::Args;
 use serde_json::json;
 
@@ -17,17 +18,9 @@ pub struct PoliciesArgs {
     pub json: bool,
 }
 
-/// The decision a policy gets wrong, as the ledger names it (`-` for none).
-fn wrong(kind: RuleKind) -> String {
-    kind.wrong_decision().map_or_else(
-        || "-".to_string(),
-        |d| {
-            serde_json::to_value(d)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_else(|| format!("{d:?}"))
-        },
-    )
+/// The decision a policy gets wrong, in the audit's words (`-` for none).
+fn wrong(kind: RuleKind) -> &'static str {
+    kind.wrong_decision().map_or("-", decision_name)
 }
 
 /// Runs the subcommand.

@@ -37,7 +37,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Episodes in parallel.
-    #[arg(long, default_value_t = 1, value_parser = crate::args::parse_jobs)]
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub jobs: usize,
     /// Argument-error envelope.
     #[arg(long, value_enum, default_value = "legacy")]
