@@ -80,7 +80,7 @@ def export_side(work):
             if r is None:
                 continue
             want = {"f1": r["scores"]["f1"], "precision": r["scores"]["precision"],
-                    "recall": r["scores"]["recall"], "judge_total": r["scores"]["judge_total"]}
+                    "recall": r["scores"]["recall"], "judge": r["scores"]["judge_total"] / 100}
             if r["coverage"] is not None:
                 want["coverage"] = r["coverage"]
             got = {k: v.value for k, v in s.scores.items()}

@@ -134,7 +134,7 @@ async def generic_client():
         data = "".join(json.dumps(x) + "\n" for x in records.values())
         s = await env.step({"type": "call_tool", "tool_name": "submit_results", "arguments": {"data_jsonl": data}})
         answer = s.observation["result"]["data"]
-        assert s.done and s.reward == answer["scores"]["judge_total"] / 100 and answer["scores"]["f1"] == 1.0, s
+        assert s.done and s.reward == answer["scores"]["judge"] and answer["scores"]["f1"] == 1.0, s
         try:
             await env.step({"type": "dance"})
             raise AssertionError("a bad action must raise")

@@ -100,13 +100,14 @@ impl ToolResult {
 }
 
 impl SubmitResponse {
-    /// `{done, reward, scores: {f1, precision, recall, judge_total, judge_breakdown}, errors}`.
+    /// `{done, reward, scores: {f1, precision, recall, judge, judge_breakdown}, errors}` (the
+    /// server's answer; the judge on 0–1).
     pub fn to_json(&self) -> Value {
         let s = &self.scores;
         json!({
             "done": self.done,
             "reward": self.reward,
-            "scores": {"f1": s.f1, "precision": s.precision, "recall": s.recall, "judge_total": s.judge_total, "judge_breakdown": s.judge_breakdown},
+            "scores": {"f1": s.f1, "precision": s.precision, "recall": s.recall, "judge": s.judge(), "judge_breakdown": s.judge_breakdown.shares()},
             "errors": s.judge_errors,
         })
     }

@@ -47,7 +47,8 @@ pub fn checks(a: &ComtradeAudit, suite: &Suite) -> Vec<Check> {
         judge(ProbeKind::Fabricated),
         judge(ProbeKind::Empty),
     );
-    let points = |v: f64| format!("{:.1}", v * 100.0);
+    // The judge on 0–1, as every table, card and answer shows it.
+    let points = |v: f64| format!("{v:.3}");
     let show = |v: Option<f64>| v.map_or("unscored".into(), points);
     let t = short_id(jc.task);
     check(

@@ -25,8 +25,8 @@ const MAX_THREADS: usize = 16;
 /// How the audit runs.
 #[derive(Debug, Clone)]
 pub struct AuditConfig {
-    /// Seeds per cell (0..seeds).
-    pub seeds: u64,
+    /// The seeds of every cell (sorted, without repeats; empty means seed 0).
+    pub seeds: Vec<u64>,
     /// Worker threads.
     pub threads: usize,
     /// Who plays the model: the oracle and the stand-ins by default, plus any LLMs.
@@ -36,12 +36,12 @@ pub struct AuditConfig {
 }
 
 impl AuditConfig {
-    /// The key-free default: oracle + every stand-in.
+    /// The key-free default: oracle + every stand-in on seeds 0..seeds−1.
     pub fn key_free(seeds: u64, threads: usize) -> Self {
         let mut players = vec![Player::rule(RuleKind::Oracle)];
         players.extend(RuleKind::STAND_INS.iter().map(|k| Player::rule(*k)));
         AuditConfig {
-            seeds,
+            seeds: (0..seeds).collect(),
             threads,
             players,
             step_limit: 30,
@@ -95,7 +95,11 @@ pub fn audit_comtrade(
     let suite: &Suite = targets
         .first()
         .map_or(&crate::comtrade_target::SUITE, |t| t.suite());
-    let seeds: Vec<u64> = (0..config.seeds.max(1)).collect();
+    let seeds: Vec<u64> = if config.seeds.is_empty() {
+        vec![0]
+    } else {
+        config.seeds.clone()
+    };
     let threads = config.threads;
     let workers = threads.clamp(1, MAX_THREADS);
 

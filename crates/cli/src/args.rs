@@ -106,3 +106,20 @@ impl From<RewardArg> for RewardScorer {
         }
     }
 }
+
+/// `--jobs`, the same flag and default on every subcommand that plays episodes.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct JobsArg {
+    /// Episodes in parallel, 1 to 1 024 [default: the number of cores].
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    pub jobs: Option<usize>,
+}
+
+impl JobsArg {
+    /// The given value, else the number of cores this process may use.
+    pub fn get(self) -> usize {
+        self.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(1024))
+        })
+    }
+}

@@ -5,8 +5,8 @@ use benchaudit_comtrade::{TaskSpec, tasks};
 
 use crate::UsageError;
 
-/// Seeds: `A..B` (inclusive, as in "seeds 0..999"), `A..=B`, `A..<B` (exclusive), `N`, or a
-/// comma-separated mix ([`benchaudit_runs::parse_seeds`]).
+/// Seeds: `A..B` (inclusive, as in "seeds 0..999"), `A..=B`, `A..<B` (exclusive), `A+N` (N
+/// seeds from A), `N`, or a comma-separated mix ([`benchaudit_runs::parse_seeds`]).
 pub fn seeds(spec: &str) -> Result<Vec<u64>, UsageError> {
     seeds_for("--seeds", spec)
 }
@@ -15,7 +15,7 @@ pub fn seeds(spec: &str) -> Result<Vec<u64>, UsageError> {
 pub fn seeds_for(flag: &str, spec: &str) -> Result<Vec<u64>, UsageError> {
     benchaudit_runs::parse_seeds(spec).map_err(|why| {
         UsageError(format!(
-            "invalid {flag} `{spec}`: {why} (write e.g. 0..9, 0..<10, 3 or 1,4,7)"
+            "invalid {flag} `{spec}`: {why} (write e.g. 0..9, 0+10, '0..<10', 3 or 1,4,7)"
         ))
     })
 }

@@ -67,19 +67,19 @@ fn audit_writes_the_card_and_guards_its_own_numbers() {
     assert!(guard(&out.join("card.md")).status.success());
     assert!(guard(&out.join("report.html")).status.success());
     let card = std::fs::read_to_string(out.join("card.md")).unwrap();
-    assert!(card.contains("| 98.7 and 98.7 | 98.7 and 98.7 |"));
+    assert!(card.contains("| 0.987 and 0.987 | 0.987 and 0.987 |"));
     let doctored = dir.path().join("doctored.md");
     std::fs::write(
         &doctored,
         card.replace(
-            "| 98.7 and 98.7 | 98.7 and 98.7 |",
-            "| 98.7 and 98.7 | 97.3 and 98.7 |",
+            "| 0.987 and 0.987 | 0.987 and 0.987 |",
+            "| 0.987 and 0.987 | 0.973 and 0.987 |",
         ),
     )
     .unwrap();
     let o = guard(&doctored);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("97.3 is not in"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0.973 is not in"));
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn a_function_call_target_whose_checker_fails_is_not_probed_on_the_card() {
     assert!(md.contains("ModuleNotFoundError: bfcl_eval"), "{md}");
     let bad = bin()
         .args(["audit", "--seeds", "1", "--out"])
-        .arg(dir.path())
+        .arg(dir.path().join("bad"))
         .args(["--target", "no_such_target"])
         .output()
         .unwrap();

@@ -78,8 +78,11 @@ fn score_reproduces_the_judge_probe_while_f1_separates() {
         let dir = tempfile::tempdir().unwrap();
         write_dir(dir.path(), &data, &probe_case(kind));
         let v = score_json(dir.path());
+        // One scale everywhere: the judge on 0–1 (the released total / 100).
+        let judge = v["judge"]["score"].as_f64().unwrap();
+        assert!((judge - judge_total / 100.0).abs() < 1e-12, "{kind}: {v}");
         assert_eq!(
-            v["judge"]["total"].as_f64(),
+            v["judge"]["released_total"].as_f64(),
             Some(judge_total),
             "{kind}: {v}"
         );
@@ -107,8 +110,8 @@ fn missing_files_are_scored_not_fatal() {
     let v = score_json(dir.path());
     assert_eq!(
         v["judge"]["breakdown"]["completeness"].as_f64(),
-        Some(10.0 * (1.0 / 3.0)),
-        "the released 10 × present/3, evaluated as 10 × (present/3)"
+        Some(10.0 * (1.0 / 3.0) / 100.0),
+        "the released 10 × present/3, evaluated as 10 × (present/3), on the 0–1 scale"
     );
     assert_eq!(v["f1"].as_f64(), Some(0.0));
 }

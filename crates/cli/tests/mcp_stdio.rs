@@ -157,10 +157,10 @@ async fn stdio_options_reach_the_episode() {
     )
     .await
     .unwrap();
-    let judge = answer["scores"]["judge_total"].as_f64().unwrap();
+    let judge = answer["scores"]["judge"].as_f64().unwrap();
     assert_eq!(
         answer["reward"].as_f64().unwrap(),
-        judge / 100.0,
+        judge,
         "judge is the primary scorer: {answer}"
     );
     client.cancel().await.unwrap();

@@ -259,7 +259,7 @@ fn report_of_the_rule_stand_ins_matches_the_ledger() {
 
     // Default output directory and the judge metric.
     ok(&["report", p(&run_dir), "--metric", "judge"]);
-    let judge = read_json(&run_dir.join("report/stats.json"));
+    let judge = read_json(&run_dir.join("report/judge/stats.json"));
     assert_eq!(judge["settings"]["metric"], "judge");
     let fabricator = judge["pooled"]
         .as_array()

@@ -178,35 +178,146 @@ fn a_second_writer_is_refused_with_a_clear_message() {
     assert!(!dir.path().join("episodes.jsonl").exists());
 }
 
-#[test]
-fn resuming_with_another_configuration_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = [
-        "run",
-        "--policy",
-        "oracle",
-        "--tasks",
-        "T1_single_page",
-        "--out",
-    ];
-    assert!(
-        bin()
-            .args(base)
-            .arg(dir.path())
-            .args(["--seeds", "0"])
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+/// `run` into `dir` with `args`: (exit code, stdout, stderr).
+fn run_args(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     let o = bin()
-        .args(base)
-        .arg(dir.path())
-        .args(["--seeds", "0..1"])
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(dir)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("different configuration"));
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn manifest(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// Issue 13: a resume accepts an equivalent command (lists in another order, seeds written
+/// differently), extends a run with more seeds, policies, tasks or levels without re-running
+/// what is done, runs a part of it, and refuses a real conflict naming the field and both
+/// values.
+#[test]
+fn resume_accepts_equivalent_commands_extends_runs_and_names_real_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let first = [
+        "--policy",
+        "oracle,empty",
+        "--level",
+        "L2",
+        "--task",
+        "T1_single_page",
+        "--seeds",
+        "0..1",
+    ];
+    let (code, _, err) = run_args(d, &first);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(lines(d), 4);
+    let before = records(d);
+    assert_eq!(manifest(d)["planned"], 4);
+
+    // Equivalent: another order, the seeds written another way.
+    let (code, _, err) = run_args(
+        d,
+        &[
+            "--policy",
+            "empty,oracle",
+            "--level",
+            "l2",
+            "--task",
+            "T1_single_page",
+            "--seeds",
+            "1,0",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("4 episodes already recorded, 0 to run"),
+        "{err}"
+    );
+    assert_eq!(lines(d), 4);
+
+    // Wider: more seeds and another task; only the new episodes run.
+    let wide = [
+        "--policy",
+        "oracle,empty",
+        "--level",
+        "L2",
+        "--task",
+        "T1_single_page,T3_duplicates",
+        "--seeds",
+        "0+3",
+    ];
+    let (code, out, err) = run_args(d, &wide);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("4 episodes already recorded, 8 to run"),
+        "{err}"
+    );
+    assert_eq!(lines(d), 12);
+    let after = records(d);
+    for (k, v) in &before {
+        assert_eq!(after.get(k), Some(v), "a recorded episode changed: {k}");
+    }
+    let m = manifest(d);
+    assert_eq!(m["planned"], 12);
+    assert_eq!(m["config"]["seeds"], serde_json::json!([0, 1, 2]));
+    assert!(out.contains("oracle"), "{out}");
+
+    // Narrower: the first command again runs nothing and keeps the wider manifest.
+    let (code, _, err) = run_args(d, &first);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("0 to run"), "{err}");
+    assert_eq!(manifest(d)["planned"], 12);
+
+    // A real conflict: another interface. The refusal names the field and both values.
+    let mut strict = wide.to_vec();
+    strict.extend(["--interface", "strict"]);
+    let (code, _, err) = run_args(d, &strict);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("config.options.episode.interface"), "{err}");
+    assert!(
+        err.contains("\"legacy\"") && err.contains("\"strict\""),
+        "{err}"
+    );
+
+    // Neither wider nor narrower: a policy swapped for another.
+    let (code, _, err) = run_args(
+        d,
+        &[
+            "--policy",
+            "oracle,no-dedup",
+            "--task",
+            "T1_single_page",
+            "--seeds",
+            "0..2",
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("config.policies"), "{err}");
+    assert!(err.contains("no-dedup") && err.contains("empty"), "{err}");
+
+    // Widening one list while narrowing another is refused too.
+    let (code, _, err) = run_args(
+        d,
+        &[
+            "--policy",
+            "oracle,empty,no-dedup",
+            "--task",
+            "T1_single_page",
+            "--seeds",
+            "0..2",
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("widens policies but narrows tasks"), "{err}");
+    assert_eq!(lines(d), 12, "a refused resume wrote nothing");
 }
 
 #[test]

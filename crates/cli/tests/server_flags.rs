@@ -55,10 +55,10 @@ fn out_of_range_flags_are_refused_clearly() {
                 "T1_single_page",
                 "--seed",
                 "1",
-                "--max-requests",
+                "--quota",
                 "4294967296",
             ][..],
-            "--max-requests",
+            "--quota",
         ),
         (
             &[
@@ -130,10 +130,11 @@ fn run_ab_and_audit_refuse_out_of_range_numbers_instead_of_wrapping() {
         (vec!["ab", "--jobs", "0", "--out", out], "--jobs"),
         (vec!["run", "--jobs", "100000", "--out", out], "--jobs"),
         (
-            vec!["run", "--max-requests", "4294967295", "--out", out],
-            "--max-requests",
+            vec!["run", "--quota", "4294967295", "--out", out],
+            "--quota",
         ),
-        (vec!["audit", "--seeds", "0", "--out", out], "--seeds"),
+        (vec!["audit", "--seeds", "5..3", "--out", out], "--seeds"),
+        (vec!["audit", "--seeds", "0..1000", "--out", out], "--seeds"),
     ] {
         let (code, err) = run(&args);
         assert_eq!(code, Some(2), "{args:?}: {err}");

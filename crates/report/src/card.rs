@@ -44,6 +44,8 @@ impl CardOutput {
 /// # Errors
 /// A figure that cannot be drawn, or a file that cannot be written.
 pub fn write_audit(report: &AuditReport, out: &Path) -> Result<CardOutput> {
+    benchaudit_runs::outdir::claim(out, benchaudit_runs::outdir::DirKind::Audit)
+        .map_err(crate::Error::Invalid)?;
     let cards = report.cards();
     std::fs::create_dir_all(out.join(FIGURE_DIR))
         .map_err(io(format!("creating {}", out.display())))?;
@@ -194,7 +196,7 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
             .map(|p| p.target_score.unwrap_or(0.0))
             .collect(),
         truth: shipped.iter().map(|p| p.ground_truth).collect(),
-        judge_label: "legacy judge / 100".into(),
+        judge_label: "legacy judge (0–1)".into(),
         truth_label: "ground-truth F1".into(),
         y_label: "score".into(),
     };
@@ -261,7 +263,7 @@ fn joint_blocks(j: &Joint, fig_dir: &Path) -> Result<Vec<Block>> {
     let panel = crate::plots::joint_panel(
         j,
         format!("2×2 joint intervention on {}", j.tasks.join(", ")),
-        "legacy judge / 100",
+        "legacy judge (0–1)",
         "mean over seeds per player",
     );
     let r = figures::write(&panel, fig_dir, "joint_2x2")?;

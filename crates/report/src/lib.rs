@@ -86,6 +86,9 @@ pub struct ReportOutput {
     pub guard_html: GuardReport,
     /// A short text summary for the terminal (the pooled table, as in the report).
     pub summary: String,
+    /// The same summary as data (`report --json`): the kind, settings and episode tally of
+    /// `stats.json`, its pooled rows and level gaps (a run) or its comparison (a compare).
+    pub summary_json: serde_json::Value,
     /// Things the reader should know that are not errors (e.g. a torn last ledger line).
     pub notes: Vec<String>,
 }
@@ -143,6 +146,18 @@ fn drawn(figs: &[Written]) -> Vec<Drawn<'_>> {
         .collect()
 }
 
+/// The `stats.json` fields `report --json` prints (those present).
+const SUMMARY_FIELDS: [&str; 8] = [
+    "kind",
+    "settings",
+    "episodes",
+    "episodes_a",
+    "episodes_b",
+    "pooled",
+    "level_gaps",
+    "comparison",
+];
+
 /// Serialises `stats`, renders both documents, guards them, and writes everything to `out`.
 fn finish<S: Serialize>(
     out: &Path,
@@ -173,17 +188,43 @@ fn finish<S: Serialize>(
         files.push(f.info.svg.clone());
         files.push(f.info.png.clone());
     }
+    let summary_json = SUMMARY_FIELDS
+        .iter()
+        .filter_map(|k| json.get(*k).map(|v| ((*k).to_string(), v.clone())))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
     Ok(ReportOutput {
         out: out.to_path_buf(),
         files,
         guard_markdown,
         guard_html,
         summary,
+        summary_json,
         notes: Vec::new(),
     })
 }
 
+/// Says so when a run is still being written or holds fewer episodes than its plan.
+fn incomplete_note(source: &model::Source) -> Option<String> {
+    let planned = source.planned.filter(|&p| p > source.recorded);
+    match (source.being_written, planned) {
+        (false, None) => None,
+        (true, _) => Some(format!(
+            "{} is still being written by another benchaudit process: this report shows what is recorded so far (episodes recorded: {}{})",
+            source.run_dir,
+            source.recorded,
+            planned.map_or(String::new(), |p| format!(" of {p} planned"))
+        )),
+        (false, Some(p)) => Some(format!(
+            "{} is incomplete: {} of {p} planned episodes are recorded (the command that started it resumes it)",
+            source.run_dir, source.recorded
+        )),
+    }
+}
+
 fn prepare(out: &Path) -> Result<()> {
+    benchaudit_runs::outdir::claim(out, benchaudit_runs::outdir::DirKind::Report)
+        .map_err(Error::Invalid)?;
     std::fs::create_dir_all(out.join(FIGURE_DIR))
         .map_err(io(format!("creating {}", out.display())))?;
     clear_stale_figures(&out.join(FIGURE_DIR))
@@ -198,6 +239,9 @@ fn prepare(out: &Path) -> Result<()> {
 pub fn write_run_report(run_dir: &Path, out: &Path, opts: &Options) -> Result<ReportOutput> {
     let loaded = load_run(run_dir)?;
     let mut notes = Vec::new();
+    if let Some(note) = incomplete_note(&loaded.source) {
+        notes.push(note);
+    }
     if loaded.source.torn_last_line {
         notes.push(format!(
             "{}/episodes.jsonl ends in a torn line (an interrupted write); it was skipped",
@@ -296,6 +340,8 @@ mod tests {
         for f in ["spectrum_L0.png", "joint.svg", "notes.txt", "my_plot.png"] {
             std::fs::write(figures.join(f), "x").unwrap();
         }
+        // An earlier report's folder (a stranger's folder is refused: `runs::outdir`).
+        std::fs::write(dir.path().join("stats.json"), "{}").unwrap();
         prepare(dir.path()).unwrap();
         assert!(!figures.join("spectrum_L0.png").exists() && !figures.join("joint.svg").exists());
         assert!(figures.join("notes.txt").exists() && figures.join("my_plot.png").exists());

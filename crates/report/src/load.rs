@@ -52,9 +52,13 @@ pub fn load_run(dir: &Path) -> Result<Loaded> {
         )));
     }
     let manifest = Manifest::read(dir)?;
+    let recorded = records.len();
     Ok(Loaded {
         records,
         source: Source {
+            planned: manifest.as_ref().and_then(|m| m.planned),
+            recorded,
+            being_written: benchaudit_runs::ledger::is_being_written(dir),
             run_dir: dir.display().to_string(),
             episodes_file: episodes.display().to_string(),
             run_tool_version: manifest.as_ref().map(|m| m.version.clone()),

@@ -43,6 +43,15 @@ pub struct Source {
     pub registry_sha256: Option<String>,
     /// Whether a torn (incomplete) last ledger line was skipped.
     pub torn_last_line: bool,
+    /// Episodes the run's plan holds, when its manifest records it.
+    #[serde(default)]
+    pub planned: Option<usize>,
+    /// Episodes recorded (effective records, infra errors included).
+    #[serde(default)]
+    pub recorded: usize,
+    /// Whether a `run` or `ab` process was still writing the ledger when it was read.
+    #[serde(default)]
+    pub being_written: bool,
 }
 
 /// The statistical settings every number depends on.

@@ -168,7 +168,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
                 kinds: contrast.iter().map(|c| c.label.clone()).collect(),
                 judge: contrast.iter().map(|c| c.judge_mean).collect(),
                 truth: contrast.iter().map(|c| c.f1_mean).collect(),
-                judge_label: "judge total / 100 (mean)".to_string(),
+                judge_label: "legacy judge (0–1, mean)".to_string(),
                 truth_label: "ground-truth F1 (mean)".to_string(),
                 y_label: "mean score over episodes".to_string(),
             };
@@ -228,7 +228,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
         let data = joint_panel(
             j,
             title.clone(),
-            "judge total / 100",
+            "legacy judge (0–1)",
             "mean over the (task, seed) episodes each policy has at both levels",
         );
         figs.push(written(

@@ -7,116 +7,201 @@ use std::fmt::Write as _;
 use benchaudit_agents::{EpisodeRecord, Level, Outcome};
 use benchaudit_runs::{AbResult, Design, DesignKind, format_seeds};
 
+use serde::Serialize;
+
 use crate::figures::{num, num_or_no_data};
 
-/// The table `benchaudit run` prints: per (policy, level) the episodes, mean F1, judge (on the
-/// 0–1 scale every table uses) and coverage, submissions, context overflows and infra errors.
-/// Infra errors are excluded from the means and also shown counted as 0, so neither reading
-/// hides them; each is listed.
+/// One (policy, level) row of [`RunSummary`]. Means are over scored, non-infra episodes;
+/// `None` when the row has none (never a silent 0).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummaryRow {
+    /// Policy or model.
+    pub policy: String,
+    /// Scaffolding level.
+    pub level: Level,
+    /// Episodes that are not infra errors.
+    pub n: usize,
+    /// Mean ground-truth F1.
+    pub mean_f1: Option<f64>,
+    /// Mean legacy judge total on the 0–1 scale (the released total / 100).
+    pub mean_judge: Option<f64>,
+    /// Mean L1 coverage, over the episodes that have one.
+    pub mean_coverage: Option<f64>,
+    /// Episodes whose submission was accepted.
+    pub submitted: usize,
+    /// Episodes that ended in a context overflow (a model outcome, scored 0).
+    pub context_overflow: usize,
+    /// Episodes that ended in `infra_error` (excluded from the means).
+    pub infra_errors: usize,
+    /// Mean F1 with infra errors counted as 0 (`None` without episodes).
+    pub mean_f1_infra_as_zero: Option<f64>,
+}
+
+/// One `infra_error` episode of [`RunSummary`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InfraErrorRow {
+    /// Policy or model.
+    pub policy: String,
+    /// Scaffolding level.
+    pub level: Level,
+    /// Task.
+    pub task_id: String,
+    /// Seed.
+    pub seed: u64,
+    /// The error as recorded.
+    pub error: String,
+}
+
+/// What `benchaudit run` shows: per (policy, level) the episodes, means, submissions, context
+/// overflows and infra errors, and each infra error. `--json` prints it as it is; the table is
+/// [`RunSummary::text`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Rows sorted by policy, then level.
+    pub rows: Vec<RunSummaryRow>,
+    /// Every infra error, in record order.
+    pub infra_errors: Vec<InfraErrorRow>,
+}
+
+impl RunSummary {
+    /// Summarises `records`.
+    pub fn of(records: &[EpisodeRecord]) -> RunSummary {
+        #[derive(Default)]
+        struct Acc {
+            n: usize,
+            f1: f64,
+            judge: f64,
+            coverage: (f64, usize),
+            submitted: usize,
+            overflow: usize,
+            infra: usize,
+        }
+        let mut groups: BTreeMap<(String, Level), Acc> = BTreeMap::new();
+        for r in records {
+            let acc = groups
+                .entry((r.key.policy.clone(), r.key.level))
+                .or_default();
+            if r.outcome == Outcome::InfraError {
+                acc.infra += 1;
+                continue;
+            }
+            acc.n += 1;
+            if let Some(s) = &r.scores {
+                acc.f1 += s.f1;
+                acc.judge += s.judge_total / benchaudit_runs::JUDGE_SCALE;
+            }
+            if let Some(c) = r.coverage {
+                acc.coverage.0 += c;
+                acc.coverage.1 += 1;
+            }
+            match r.outcome {
+                Outcome::Submitted => acc.submitted += 1,
+                Outcome::ContextOverflow => acc.overflow += 1,
+                _ => {}
+            }
+        }
+        let rows = groups
+            .into_iter()
+            .map(|((policy, level), a)| {
+                let mean = |sum: f64| (a.n > 0).then(|| sum / a.n as f64);
+                let all = a.n + a.infra;
+                RunSummaryRow {
+                    policy,
+                    level,
+                    n: a.n,
+                    mean_f1: mean(a.f1),
+                    mean_judge: mean(a.judge),
+                    mean_coverage: (a.coverage.1 > 0).then(|| a.coverage.0 / a.coverage.1 as f64),
+                    submitted: a.submitted,
+                    context_overflow: a.overflow,
+                    infra_errors: a.infra,
+                    mean_f1_infra_as_zero: (all > 0).then(|| a.f1 / all as f64),
+                }
+            })
+            .collect();
+        let infra_errors = records
+            .iter()
+            .filter(|r| r.outcome == Outcome::InfraError)
+            .map(|r| InfraErrorRow {
+                policy: r.key.policy.clone(),
+                level: r.key.level,
+                task_id: r.key.task_id.clone(),
+                seed: r.key.seed,
+                error: r.error.clone().unwrap_or_else(|| "?".into()),
+            })
+            .collect();
+        RunSummary { rows, infra_errors }
+    }
+
+    /// The table `benchaudit run` prints. Infra errors are excluded from the means and also
+    /// shown counted as 0, so neither reading hides them; each is listed.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>8} {:>6}",
+            "policy",
+            "level",
+            "n",
+            "mean F1",
+            "judge 0-1",
+            "coverage",
+            "submitted",
+            "overflow",
+            "infra"
+        );
+        for r in &self.rows {
+            let cov = r.mean_coverage.map_or("-".into(), |c| format!("{c:.3}"));
+            let _ = writeln!(
+                out,
+                "{:<16} {:<5} {:>6} {:>8} {:>9} {cov:>9} {:>10} {:>8} {:>6}",
+                r.policy,
+                r.level.to_string(),
+                r.n,
+                num_or_no_data(r.mean_f1),
+                num_or_no_data(r.mean_judge),
+                format!("{}/{}", r.submitted, r.n),
+                r.context_overflow,
+                r.infra_errors
+            );
+        }
+        let with_infra: Vec<&RunSummaryRow> =
+            self.rows.iter().filter(|r| r.infra_errors > 0).collect();
+        if !with_infra.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nmean F1 with infra errors excluded (above) and counted as 0:"
+            );
+            for r in with_infra {
+                let _ = writeln!(
+                    out,
+                    "  {} {}: {} excluded, {} as 0 ({} of {} episodes were infra errors)",
+                    r.policy,
+                    r.level,
+                    num_or_no_data(r.mean_f1),
+                    num(r.mean_f1_infra_as_zero.unwrap_or(0.0)),
+                    r.infra_errors,
+                    r.n + r.infra_errors
+                );
+            }
+        }
+        if !self.infra_errors.is_empty() {
+            let _ = writeln!(out, "\ninfra errors:");
+            for r in &self.infra_errors {
+                let _ = writeln!(
+                    out,
+                    "  {} {} {} seed {}: {}",
+                    r.policy, r.level, r.task_id, r.seed, r.error
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The table `benchaudit run` prints ([`RunSummary::of`] then [`RunSummary::text`]).
 pub fn run_summary(records: &[EpisodeRecord]) -> String {
-    #[derive(Default)]
-    struct Acc {
-        n: usize,
-        f1: f64,
-        judge: f64,
-        coverage: (f64, usize),
-        submitted: usize,
-        overflow: usize,
-        infra: usize,
-    }
-    let mut groups: BTreeMap<(String, Level), Acc> = BTreeMap::new();
-    for r in records {
-        let acc = groups
-            .entry((r.key.policy.clone(), r.key.level))
-            .or_default();
-        if r.outcome == Outcome::InfraError {
-            acc.infra += 1;
-            continue;
-        }
-        acc.n += 1;
-        if let Some(s) = &r.scores {
-            acc.f1 += s.f1;
-            acc.judge += s.judge_total / 100.0;
-        }
-        if let Some(c) = r.coverage {
-            acc.coverage.0 += c;
-            acc.coverage.1 += 1;
-        }
-        match r.outcome {
-            Outcome::Submitted => acc.submitted += 1,
-            Outcome::ContextOverflow => acc.overflow += 1,
-            _ => {}
-        }
-    }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<16} {:<5} {:>6} {:>8} {:>9} {:>9} {:>10} {:>8} {:>6}",
-        "policy",
-        "level",
-        "n",
-        "mean F1",
-        "judge 0-1",
-        "coverage",
-        "submitted",
-        "overflow",
-        "infra"
-    );
-    for ((policy, level), a) in &groups {
-        let cov = if a.coverage.1 > 0 {
-            format!("{:.3}", a.coverage.0 / a.coverage.1 as f64)
-        } else {
-            "-".into()
-        };
-        let mean = |sum: f64| num_or_no_data((a.n > 0).then(|| sum / a.n as f64));
-        let _ = writeln!(
-            out,
-            "{policy:<16} {:<5} {:>6} {:>8} {:>9} {cov:>9} {:>10} {:>8} {:>6}",
-            level.to_string(),
-            a.n,
-            mean(a.f1),
-            mean(a.judge),
-            format!("{}/{}", a.submitted, a.n),
-            a.overflow,
-            a.infra
-        );
-    }
-    let with_infra: Vec<_> = groups.iter().filter(|(_, a)| a.infra > 0).collect();
-    if !with_infra.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nmean F1 with infra errors excluded (above) and counted as 0:"
-        );
-        for ((policy, level), a) in with_infra {
-            let all = a.n + a.infra;
-            let excluded = num_or_no_data((a.n > 0).then(|| a.f1 / a.n as f64));
-            let _ = writeln!(
-                out,
-                "  {policy} {level}: {excluded} excluded, {} as 0 ({} of {all} episodes were infra errors)",
-                num(a.f1 / all as f64),
-                a.infra
-            );
-        }
-    }
-    let infra: Vec<&EpisodeRecord> = records
-        .iter()
-        .filter(|r| r.outcome == Outcome::InfraError)
-        .collect();
-    if !infra.is_empty() {
-        let _ = writeln!(out, "\ninfra errors:");
-        for r in infra {
-            let _ = writeln!(
-                out,
-                "  {} {} {} seed {}: {}",
-                r.key.policy,
-                r.key.level,
-                r.key.task_id,
-                r.key.seed,
-                r.error.as_deref().unwrap_or("?")
-            );
-        }
-    }
-    out
+    RunSummary::of(records).text()
 }
 
 /// The text `benchaudit ab` prints: the design's header, one row per comparison (or one curve
@@ -373,5 +458,157 @@ mod tests {
             ),
             "{text}"
         );
+    }
+}
+
+/// One card's verdicts as `benchaudit audit` prints them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CardVerdicts {
+    /// Target name.
+    pub target: String,
+    /// Criterion sensitivity: pass, fail or not tested.
+    pub criterion_sensitivity: &'static str,
+    /// Ownership completeness.
+    pub ownership: &'static str,
+    /// Replay.
+    pub replay: &'static str,
+    /// The licensed claim.
+    pub licensed_claim: &'static str,
+}
+
+/// What `benchaudit audit` prints: each card's verdicts, the oracle checks, the number guard on
+/// both documents and where they are. `--json` prints it as it is; the text is
+/// [`AuditSummary::text`].
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditSummary {
+    /// The output folder.
+    pub out: std::path::PathBuf,
+    /// The seeds of every cell.
+    pub seeds: Vec<u64>,
+    /// One entry per card.
+    pub cards: Vec<CardVerdicts>,
+    /// The audit's checks of its own numbers.
+    pub oracle_checks: OracleChecks,
+    /// The number guard on card.md and report.html.
+    pub number_guard:
+        std::collections::BTreeMap<&'static str, benchaudit_audit::guard::GuardReport>,
+    /// Files written, relative to `out`.
+    pub files: [&'static str; 5],
+    /// Every oracle check passed and both documents passed the guard.
+    pub passed: bool,
+    /// Wall time of the whole command.
+    pub seconds: f64,
+}
+
+/// The oracle checks of [`AuditSummary`].
+#[derive(Debug, Clone, Serialize)]
+pub struct OracleChecks {
+    /// Checks that passed.
+    pub passed: usize,
+    /// All checks.
+    pub total: usize,
+    /// The ones that failed.
+    pub failed: Vec<benchaudit_audit::Check>,
+}
+
+impl AuditSummary {
+    /// Summarises an audit written to `out` in `seconds`.
+    pub fn of(
+        report: &benchaudit_audit::AuditReport,
+        written: &crate::card::CardOutput,
+        out: &std::path::Path,
+        seconds: f64,
+    ) -> AuditSummary {
+        let checks = &report.comtrade.checks;
+        let passed = checks.iter().filter(|c| c.pass).count();
+        let cards = report
+            .cards()
+            .iter()
+            .map(|c| CardVerdicts {
+                target: c.target.clone(),
+                criterion_sensitivity: c.criterion_sensitivity.status.label(),
+                ownership: c.ownership.status.label(),
+                replay: c.replay.status.label(),
+                licensed_claim: c.licensed_claim.label(),
+            })
+            .collect();
+        AuditSummary {
+            out: out.to_path_buf(),
+            seeds: report.comtrade.seeds.clone(),
+            cards,
+            oracle_checks: OracleChecks {
+                passed,
+                total: checks.len(),
+                failed: checks.iter().filter(|c| !c.pass).cloned().collect(),
+            },
+            number_guard: [
+                ("card.md", written.guard_markdown.clone()),
+                ("report.html", written.guard_html.clone()),
+            ]
+            .into(),
+            files: [
+                "card.md",
+                "card.json",
+                "audit.json",
+                "report.html",
+                "figures/",
+            ],
+            passed: passed == checks.len() && written.passed(),
+            seconds,
+        }
+    }
+
+    /// The text `benchaudit audit` prints.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for c in &self.cards {
+            let _ = writeln!(
+                out,
+                "{}\n  criterion sensitivity: {}\n  ownership:             {}\n  replay:                {}\n  licensed claim:        {}",
+                c.target, c.criterion_sensitivity, c.ownership, c.replay, c.licensed_claim
+            );
+        }
+        let checks = &self.oracle_checks;
+        let _ = writeln!(
+            out,
+            "oracle checks: {}/{} pass",
+            checks.passed, checks.total
+        );
+        for c in &checks.failed {
+            let _ = writeln!(
+                out,
+                "  FAILED {}: expected {}, observed {}",
+                c.name, c.expected, c.observed
+            );
+        }
+        let verdict =
+            |g: &benchaudit_audit::guard::GuardReport| if g.passed() { "pass" } else { "FAIL" };
+        let (md, html) = (
+            &self.number_guard["card.md"],
+            &self.number_guard["report.html"],
+        );
+        let _ = writeln!(
+            out,
+            "number guard: card.md {} ({} numbers), report.html {} ({} numbers)",
+            verdict(md),
+            md.checked,
+            verdict(html),
+            html.checked
+        );
+        for v in md.violations.iter().chain(&html.violations) {
+            let _ = writeln!(
+                out,
+                "  {} at line {}: {}",
+                v.number.text, v.number.line, v.context
+            );
+        }
+        let _ = writeln!(
+            out,
+            "wrote {} ({}) in {:.2} s",
+            self.out.display(),
+            self.files.join(", "),
+            self.seconds
+        );
+        out
     }
 }

@@ -51,8 +51,8 @@ pub struct Executed {
 }
 
 /// Runs every episode of `plan` not finished in the ledger at `dir` (created under `config`,
-/// or resumed when it holds the same configuration, tool version and registry) on `threads`
-/// workers. Episodes whose last record is `infra_error` are run again. A plan that lists an
+/// or resumed when it holds the same tool version and registry and an equivalent, narrower or
+/// wider plan: see [`Resume`](crate::ledger::Resume)) on `threads` workers. Episodes whose last record is `infra_error` are run again. A plan that lists an
 /// episode twice runs it once.
 ///
 /// When an episode ends in a provider refusal ([`EpisodeRun::fatal`]) its record is not
@@ -72,10 +72,12 @@ pub fn execute(
     threads: usize,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Executed> {
-    let mut ledger = Ledger::open(dir, &Manifest::new(config)?)?;
     let jobs = plan.jobs();
     let mut planned = HashSet::new();
     let unique: Vec<&Job<'_>> = jobs.iter().filter(|j| planned.insert(&j.key)).collect();
+    let mut manifest = Manifest::new(config)?;
+    manifest.planned = Some(unique.len());
+    let mut ledger = Ledger::open(dir, &manifest)?;
     let work: Vec<Job<'_>> = unique
         .iter()
         .filter(|j| !ledger.is_done(&j.key))

@@ -46,6 +46,31 @@ pub struct Manifest {
     pub registry_sha256: String,
     /// The complete configuration of the run.
     pub config: Value,
+    /// Episodes the run's plan holds (what `report` compares the recorded ones with); absent
+    /// in manifests written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<usize>,
+}
+
+/// The configuration lists a resume may widen or narrow (compared as sets: their order and
+/// repeats do not matter). Everything else must be equal.
+const SET_KEYS: [&str; 5] = ["policies", "levels", "tasks", "seeds", "models"];
+
+/// How the plan of a resume relates to the run recorded in a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// The same plan (lists possibly written in another order).
+    Same,
+    /// A part of the recorded plan: runs what of it is missing; the manifest stays.
+    Narrower,
+    /// The recorded plan and more (more seeds, policies, tasks, levels or models): runs what is
+    /// new; the manifest is rewritten to the wider plan.
+    Wider,
+}
+
+/// The elements of a configuration list as a set of their JSON texts.
+fn as_set(v: &[Value]) -> std::collections::BTreeSet<String> {
+    v.iter().map(Value::to_string).collect()
 }
 
 /// The longest value a refusal quotes.
@@ -119,6 +144,7 @@ impl Manifest {
             version: env!("CARGO_PKG_VERSION").into(),
             registry_sha256: sha256_hex(registry.as_bytes()),
             config,
+            planned: None,
         })
     }
 
@@ -175,17 +201,81 @@ impl Manifest {
                 now.registry_sha256
             )));
         }
+        match self.compare_plans(now)? {
+            Ok(_) => Ok(None),
+            Err(diffs) => Ok(Some(format!(
+                "{} holds a run with a different configuration ({}); resume it with an equivalent command, widen its lists, or choose another --out",
+                dir.display(),
+                diffs.join("; ")
+            ))),
+        }
+    }
+
+    /// How a resume under `now` relates to the run recorded under `self` (tool, version and
+    /// registry already equal): the same plan, a narrower or a wider one, or the differences
+    /// that make it another run (each naming the field and both values).
+    ///
+    /// # Errors
+    /// Serialisation errors only.
+    pub fn compare_plans(
+        &self,
+        now: &Manifest,
+    ) -> Result<std::result::Result<Resume, Vec<String>>> {
         let (recorded, wanted) = (canonical(&self.config)?, canonical(&now.config)?);
         if recorded == wanted {
-            return Ok(None);
+            return Ok(Ok(Resume::Same));
         }
-        let mut diffs = Vec::new();
-        differences(&recorded, &wanted, "config", 5, &mut diffs);
-        Ok(Some(format!(
-            "{} holds a run with a different configuration ({}); resume it with the same command or choose another --out",
-            dir.display(),
-            diffs.join("; ")
-        )))
+        let (Value::Object(a), Value::Object(b)) = (&recorded, &wanted) else {
+            let mut diffs = Vec::new();
+            differences(&recorded, &wanted, "config", 5, &mut diffs);
+            return Ok(Err(diffs));
+        };
+        let (mut diffs, mut wider, mut narrower) = (Vec::new(), Vec::new(), Vec::new());
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for k in keys {
+            let (x, y) = (a.get(k), b.get(k));
+            match (x, y) {
+                (Some(Value::Array(x)), Some(Value::Array(y)))
+                    if SET_KEYS.contains(&k.as_str()) =>
+                {
+                    let (old, new) = (as_set(x), as_set(y));
+                    if old == new {
+                        continue;
+                    }
+                    if new.is_superset(&old) {
+                        wider.push(k.clone());
+                    } else if new.is_subset(&old) {
+                        narrower.push(k.clone());
+                    } else {
+                        diffs.push(format!(
+                            "config.{k}: recorded {}, now {} (neither holds the other; to extend the run give both)",
+                            quote(&Value::Array(x.clone())),
+                            quote(&Value::Array(y.clone()))
+                        ));
+                    }
+                }
+                (Some(x), Some(y)) => differences(x, y, &format!("config.{k}"), 5, &mut diffs),
+                (Some(x), None) => {
+                    diffs.push(format!("config.{k}: recorded {}, now absent", quote(x)))
+                }
+                (None, Some(y)) => diffs.push(format!("config.{k}: absent, now {}", quote(y))),
+                (None, None) => {}
+            }
+        }
+        if !diffs.is_empty() {
+            diffs.truncate(5);
+            return Ok(Err(diffs));
+        }
+        Ok(match (wider.is_empty(), narrower.is_empty()) {
+            (true, true) => Ok(Resume::Same),
+            (false, true) => Ok(Resume::Wider),
+            (true, false) => Ok(Resume::Narrower),
+            (false, false) => Err(vec![format!(
+                "the command widens {} but narrows {}: a resume may add to the lists or run a part of them, not both; to extend the run give the recorded lists and the new entries",
+                wider.join(", "),
+                narrower.join(", ")
+            )]),
+        })
     }
 }
 
@@ -329,6 +419,7 @@ impl Ledger {
     /// message names the field) or a ledger without a manifest; [`Error::Corrupt`] for a
     /// damaged ledger (nothing is changed then); IO errors.
     pub fn open(dir: &Path, manifest: &Manifest) -> Result<Ledger> {
+        crate::outdir::claim(dir, crate::outdir::DirKind::Run).map_err(Error::Invalid)?;
         fs::create_dir_all(dir.join("transcripts"))
             .map_err(Error::io(format!("creating {}", dir.display())))?;
         let lock = OpenOptions::new()
@@ -351,11 +442,13 @@ impl Ledger {
         }
         let path = dir.join("episodes.jsonl");
         let recorded = Manifest::read(dir)?;
+        let mut widened = false;
         match &recorded {
             Some(old) => {
                 if let Some(why) = old.resume_refusal(manifest, dir)? {
                     return Err(Error::Invalid(why));
                 }
+                widened = old.compare_plans(manifest)? == Ok(Resume::Wider);
             }
             None => {
                 let len = match fs::metadata(&path) {
@@ -373,7 +466,7 @@ impl Ledger {
         }
         // Read (and so validate) before anything is written.
         let contents = read_ledger(&path)?;
-        if recorded.is_none() {
+        if recorded.is_none() || widened {
             manifest.write(dir)?;
         }
         let opening = Error::io(format!("opening {}", path.display()));
@@ -481,6 +574,12 @@ pub fn attempt_name(key: &EpisodeKey, n: usize) -> String {
     format!("{stem}.attempt-{n}.json")
 }
 
+/// Whether another process holds the run directory's lock (a run still being written).
+pub fn is_being_written(dir: &Path) -> bool {
+    File::open(dir.join(".lock"))
+        .is_ok_and(|f| matches!(f.try_lock_shared(), Err(fs::TryLockError::WouldBlock)))
+}
+
 /// The transcript file name of an episode (safe on every filesystem).
 pub fn transcript_name(key: &EpisodeKey) -> String {
     let policy: String = key
@@ -512,6 +611,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(Error::io(format!("writing into {}", dir.display())))?;
     let writing = || Error::io(format!("writing {}", path.display()));
     tmp.write_all(bytes).map_err(writing())?;
+    // A temporary file is created 0600; what we write is a document for others to read, as
+    // the figures and the ledger are (0644).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(0o644))
+            .map_err(writing())?;
+    }
     tmp.as_file().sync_all().map_err(writing())?;
     tmp.persist(path).map_err(|e| writing()(e.error))?;
     if let Ok(d) = File::open(dir) {

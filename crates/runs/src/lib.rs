@@ -52,11 +52,13 @@ mod execute;
 pub mod files;
 pub mod ledger;
 mod metric;
+pub mod outdir;
 mod plan;
 mod player;
 pub mod prereg;
 mod runner;
 mod seeds;
+pub mod served;
 
 pub use analysis::{AbResult, AgentCurve, AnalysisSettings, Comparison, IntensityCheck, analyse};
 /// Bootstrap replicates B when none is chosen.
@@ -66,7 +68,7 @@ pub use design::{
 };
 pub use error::{Error, Result};
 pub use execute::{Executed, Progress, execute};
-pub use ledger::{Ledger, LedgerContents, Manifest, read_ledger, write_atomic};
+pub use ledger::{Ledger, LedgerContents, Manifest, Resume, read_ledger, write_atomic};
 pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};
 pub use player::Player;

@@ -4,7 +4,7 @@ use benchaudit_agents::{EpisodeRecord, Level, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// Points of a perfect judge total; the judge metric is `judge_total / JUDGE_SCALE`.
-pub const JUDGE_SCALE: f64 = 100.0;
+pub const JUDGE_SCALE: f64 = benchaudit_scoring::JUDGE_POINTS;
 
 /// Which per-episode number a statistic is computed on.
 ///
@@ -41,7 +41,7 @@ impl Metric {
     pub fn label(self) -> &'static str {
         match self {
             Metric::F1 => "ground-truth F1",
-            Metric::Judge => "judge total / 100",
+            Metric::Judge => "legacy judge (0–1)",
             Metric::Coverage => "coverage",
             Metric::Reward => "reward",
         }

@@ -1,4 +1,5 @@
-//! Seed sets as people write them (`0..19`, `0..<20`, `3`, `1,4,7`), parsed and written back.
+//! Seed sets as people write them (`0..19`, `0+20`, `0..<20`, `3`, `1,4,7`), parsed and written
+//! back.
 //!
 //! One implementation for the command line, pre-registrations and the messages that quote a
 //! seed set, so "0..19" and "0..<20" are the same set everywhere.
@@ -7,7 +8,9 @@
 pub const MAX_RANGE: u64 = 1_000_000;
 
 /// Parses a seed set: `A..B` (inclusive, as in "seeds 0..999"), `A..=B`, `A..<B` (exclusive),
-/// `N`, or a comma-separated mix. The result is sorted and without repeats.
+/// `A+N` (the N seeds from A: `0+10` is `0..<10`, and needs no quoting in a shell, where an
+/// unquoted `<` is a redirect), `N`, or a comma-separated mix. The result is sorted and without
+/// repeats.
 ///
 /// # Errors
 /// A message saying what is wrong (the caller adds where the set came from).
@@ -19,7 +22,19 @@ pub fn parse_seeds(spec: &str) -> Result<Vec<u64>, String> {
                 .parse::<u64>()
                 .map_err(|_| format!("`{s}` is not a seed"))
         };
-        if let Some((a, b)) = part.split_once("..") {
+        if let Some((a, n)) = part.split_once('+') {
+            let (a, n) = (num(a)?, num(n)?);
+            if n == 0 {
+                return Err("empty range".into());
+            }
+            if n > MAX_RANGE {
+                return Err("more than a million seeds".into());
+            }
+            let end = a
+                .checked_add(n - 1)
+                .ok_or_else(|| format!("`{part}` runs past the largest seed"))?;
+            out.extend(a..=end);
+        } else if let Some((a, b)) = part.split_once("..") {
             let (b, inclusive) = match (b.strip_prefix('='), b.strip_prefix('<')) {
                 (Some(b), _) => (b, true),
                 (_, Some(b)) => (b, false),
@@ -94,5 +109,12 @@ mod tests {
         let set = parse_seeds("0..19,25").unwrap_or_default();
         assert_eq!(parse_seeds(&format_seeds(&set)), Ok(set));
         assert_eq!(parse_seeds("0..<20"), parse_seeds("0..19"));
+        // The shell-safe exclusive form: N seeds from A.
+        assert_eq!(parse_seeds("0+20"), parse_seeds("0..19"));
+        assert_eq!(parse_seeds("5+3,1"), Ok(vec![1, 5, 6, 7]));
+        for bad in ["0+0", "x+2", "2+", "18446744073709551615+2", "0+1000001"] {
+            assert!(parse_seeds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_seeds("18446744073709551615+1"), Ok(vec![u64::MAX]));
     }
 }

@@ -82,6 +82,11 @@ impl Scorer for LegacyJudge {
     }
 }
 
+/// Points of a perfect legacy judge total: the released judge's scale, kept in the record
+/// (`judge_total`) so the released vectors pin it. Everything benchaudit shows — `score`,
+/// `run`, reports, cards, the server's answers — shows the judge on 0–1 ([`Scores::judge`]).
+pub const JUDGE_POINTS: f64 = 100.0;
+
 /// Both scorers on one submission, parsed once: what an episode records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scores {
@@ -109,7 +114,29 @@ pub struct Scores {
     pub judge_errors: Vec<String>,
 }
 
+impl Breakdown {
+    /// The dimensions on the 0–1 scale of [`Scores::judge`] (points / [`JUDGE_POINTS`]; they
+    /// sum to the judge before the released judge rounds its total to 0.1 points).
+    #[must_use]
+    pub fn shares(&self) -> Breakdown {
+        let s = |v: f64| v / JUDGE_POINTS;
+        Breakdown {
+            correctness: s(self.correctness),
+            completeness: s(self.completeness),
+            robustness: s(self.robustness),
+            efficiency: s(self.efficiency),
+            data_quality: s(self.data_quality),
+            observability: s(self.observability),
+        }
+    }
+}
+
 impl Scores {
+    /// The legacy judge on the 0–1 scale shown everywhere: `judge_total / 100`.
+    pub fn judge(&self) -> f64 {
+        self.judge_total / JUDGE_POINTS
+    }
+
     /// Scores a submission of (task, seed) with both scorers.
     pub fn compute(task: &'static TaskSpec, seed: u64, submission: &Submission) -> Self {
         let lines = lite::parse_lines(submission.data_jsonl.as_deref().unwrap_or(""));

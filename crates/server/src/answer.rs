@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::store::Gone;
 
-/// `submit_results`' answer: `{done, reward, scores: {f1, precision, recall, judge_total,
-/// judge_breakdown}, errors}`.
+/// `submit_results`' answer: `{done, reward, scores: {f1, precision, recall, judge,
+/// judge_breakdown}, errors}`, the judge on the 0–1 scale of every other benchaudit output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SubmitAnswer {
     /// Always true: the episode is over once a submission is accepted.
@@ -32,9 +32,10 @@ pub struct ScoreBlock {
     pub precision: f64,
     /// Ground-truth recall.
     pub recall: f64,
-    /// Legacy judge total out of 100.
-    pub judge_total: f64,
-    /// Legacy judge points per dimension.
+    /// Legacy judge on 0–1 (the released total / 100).
+    pub judge: f64,
+    /// Legacy judge per dimension on the same scale (the six sum to `judge` before the
+    /// released judge rounds its total to 0.1 points).
     pub judge_breakdown: Breakdown,
 }
 
@@ -48,8 +49,8 @@ impl SubmitAnswer {
                 f1: scores.f1,
                 precision: scores.precision,
                 recall: scores.recall,
-                judge_total: scores.judge_total,
-                judge_breakdown: scores.judge_breakdown,
+                judge: scores.judge(),
+                judge_breakdown: scores.judge_breakdown.shares(),
             },
             errors: scores.judge_errors,
         }

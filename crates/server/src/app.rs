@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 
 use crate::answer::{Failure, SubmitAnswer};
 use crate::metrics::{Metrics, inc};
+use crate::record::{DEFAULT_AGENT, Finished, Recorder, check_agent};
 use crate::store::{EpisodeId, EpisodeStore, Missing, Slot, StoreLimits};
 
 /// `POST /v1/episodes`' body (and the query of `/mcp`): which episode to open.
@@ -37,6 +38,10 @@ pub struct CreateEpisode {
     /// Primary scorer giving `reward`: `f1` (default) or `judge`.
     #[serde(default)]
     pub reward: RewardScorer,
+    /// Who plays, as a server started with `--ledger` records it (the ledger key's policy;
+    /// default `served`): 1 to 64 characters of `A-Z a-z 0-9 . _ : -`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 impl CreateEpisode {
@@ -88,6 +93,14 @@ pub struct App {
     /// core, so such jobs queue instead of filling the blocking pool, and the async workers
     /// stay free for every other request.
     cpu: Arc<Semaphore>,
+    /// Where accepted submissions are recorded (`serve --ledger`), if anywhere.
+    recorder: Option<Arc<dyn Recorder>>,
+}
+
+impl std::fmt::Debug for dyn Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Recorder")
+    }
 }
 
 impl App {
@@ -98,7 +111,15 @@ impl App {
             store: EpisodeStore::new(limits),
             metrics: Metrics::default(),
             cpu: Arc::new(Semaphore::new(cores)),
+            recorder: None,
         }
+    }
+
+    /// The app with `recorder` receiving every accepted submission.
+    #[must_use]
+    pub fn with_recorder(mut self, recorder: Option<Arc<dyn Recorder>>) -> Self {
+        self.recorder = recorder;
+        self
     }
 
     /// Runs CPU-heavy `job` on the blocking pool, at most one job per core at a time; the
@@ -122,7 +143,23 @@ impl App {
     /// Opens an episode.
     pub fn create(&self, req: &CreateEpisode) -> Result<Arc<Slot>, Failure> {
         let task = req.task()?;
-        let slot = self.store.create(task, req.seed, req.options(), req.reward);
+        let agent = req.agent.as_deref();
+        if let Some(name) = agent {
+            check_agent(name).map_err(|e| Failure::new(422, e))?;
+        }
+        if let Some(recorder) = &self.recorder {
+            let name = agent.unwrap_or(DEFAULT_AGENT);
+            recorder
+                .admits(name, task, req.seed, req.options(), req.reward)
+                .map_err(|e| Failure::new(409, e))?;
+        }
+        let slot = self.store.create(
+            task,
+            req.seed,
+            req.options(),
+            req.reward,
+            agent.map(Into::into),
+        );
         inc(&self.metrics.episodes_created);
         Ok(slot)
     }
@@ -272,8 +309,26 @@ impl App {
             Failure::from(e)
         })?;
         self.store.release_appended(slot);
-        let answer =
-            SubmitAnswer::from_scores(Scores::compute(task, seed, &submission), state.reward);
+        let scores = Scores::compute(task, seed, &submission);
+        let answer = SubmitAnswer::from_scores(scores.clone(), state.reward);
+        if let Some(recorder) = &self.recorder {
+            let finished = Finished {
+                agent: state.agent.as_deref().unwrap_or(DEFAULT_AGENT),
+                task,
+                seed,
+                options: *state.episode.options(),
+                reward_scorer: state.reward,
+                submission: &submission,
+                scores: &scores,
+                reward: answer.reward,
+                counts: state.episode.counts(),
+                wall_ms: state.created.elapsed().as_secs_f64() * 1000.0,
+            };
+            if let Err(e) = recorder.record(&finished) {
+                inc(&self.metrics.recording_errors);
+                tracing::error!(episode = %slot.id, "recording the episode failed: {e}");
+            }
+        }
         state.result = Some(Box::new(answer.clone()));
         inc(&self.metrics.submissions);
         Ok(answer)

@@ -44,6 +44,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod net;
 pub mod openenv;
+pub mod record;
 pub mod rest;
 pub mod stdio;
 pub mod store;
@@ -133,6 +134,8 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// How long shutdown waits for open connections before it stops anyway.
     pub drain_timeout: Duration,
+    /// Where accepted submissions are recorded (`serve --ledger`); none by default.
+    pub recorder: Option<record::RecorderHandle>,
 }
 
 impl Default for ServerConfig {
@@ -148,6 +151,7 @@ impl Default for ServerConfig {
             mcp_session_timeout: Duration::from_secs(600),
             allowed_hosts: Vec::new(),
             drain_timeout: Duration::from_secs(10),
+            recorder: None,
         }
     }
 }
@@ -496,7 +500,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     config.validate()?;
-    let app = Arc::new(App::new(config.limits));
+    let app = Arc::new(
+        App::new(config.limits).with_recorder(config.recorder.as_ref().map(|r| Arc::clone(&r.0))),
+    );
     let cancel = CancellationToken::new();
     let router = router(Arc::clone(&app), &config, cancel.clone());
     let sweeper = tokio::spawn(sweep(Arc::clone(&app), cancel.clone()));
@@ -636,9 +642,13 @@ where
         max_tombstones: 1,
         ..StoreLimits::default()
     }));
-    let slot = app
-        .store
-        .create(episode.task, episode.seed, episode.options, episode.reward);
+    let slot = app.store.create(
+        episode.task,
+        episode.seed,
+        episode.options,
+        episode.reward,
+        None,
+    );
     inc(&app.metrics.episodes_created);
     let handler = EpisodeMcp::fixed(Arc::clone(&app), slot.id);
     let (transport, tasks) =

@@ -149,7 +149,7 @@ pub fn tools(protocol: Option<SubmissionProtocol>) -> Vec<Tool> {
         tool::<SubmitParams>(
             "submit_results",
             "Submits the cleaned records with metadata_json and run_log, once per episode, and returns \
-             {done, reward, scores: {f1, precision, recall, judge_total, judge_breakdown}, errors}. A second call \
+             {done, reward, scores: {f1, precision, recall, judge, judge_breakdown}, errors}. A second call \
              is an error (status 409).",
         ),
     ];

@@ -31,6 +31,8 @@ pub struct Metrics {
     pub submissions: AtomicU64,
     /// Submissions refused as a second submit (409).
     pub double_submits: AtomicU64,
+    /// Accepted submissions a `--ledger` recorder failed to record (logged).
+    pub recording_errors: AtomicU64,
     /// MCP tool calls, any transport.
     pub mcp_tool_calls: AtomicU64,
     /// OpenEnv WebSocket sessions opened on `/ws`.
@@ -56,6 +58,7 @@ impl Default for Metrics {
             pages_served: AtomicU64::new(0),
             submissions: AtomicU64::new(0),
             double_submits: AtomicU64::new(0),
+            recording_errors: AtomicU64::new(0),
             mcp_tool_calls: AtomicU64::new(0),
             openenv_sessions: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
@@ -158,6 +161,12 @@ impl Metrics {
             "counter",
             "Second submissions refused (409).",
             &[("", get(&self.double_submits))],
+        );
+        metric(
+            "benchaudit_recording_errors_total",
+            "counter",
+            "Accepted submissions the --ledger recorder failed to record.",
+            &[("", get(&self.recording_errors))],
         );
         metric(
             "benchaudit_mcp_tool_calls_total",

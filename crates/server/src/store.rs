@@ -200,6 +200,10 @@ pub struct EpisodeState {
     /// The submit answer, kept so `GET /v1/episodes/{id}` can show the scores (boxed: most
     /// episodes in the store have not submitted yet and should stay small).
     pub result: Option<Box<SubmitAnswer>>,
+    /// Who plays (the create request's `agent`), for a recorder.
+    pub agent: Option<Box<str>>,
+    /// When the episode was created (a recorded episode's wall time starts here).
+    pub created: std::time::Instant,
 }
 
 /// One open episode: its state behind its own lock (requests on different episodes never
@@ -333,6 +337,7 @@ impl EpisodeStore {
         seed: u64,
         options: EpisodeOptions,
         reward: RewardScorer,
+        agent: Option<Box<str>>,
     ) -> Arc<Slot> {
         // Build the episode before taking the index lock: it hashes the task key.
         let episode = Episode::new(task, seed, options);
@@ -354,6 +359,8 @@ impl EpisodeStore {
                 episode,
                 reward,
                 result: None,
+                agent,
+                created: std::time::Instant::now(),
             })),
             appended: AtomicUsize::new(0),
             pool: Arc::clone(&self.appended),
@@ -558,7 +565,7 @@ mod tests {
 
     fn open(s: &EpisodeStore) -> EpisodeId {
         let t = task("T3_duplicates").expect("registry");
-        s.create(t, 1, EpisodeOptions::default(), RewardScorer::F1)
+        s.create(t, 1, EpisodeOptions::default(), RewardScorer::F1, None)
             .id
     }
 
@@ -663,7 +670,7 @@ mod tests {
     async fn append_pool_is_bounded_and_freed_with_the_slot() {
         let s = store(1, None, 10);
         let t = task("T3_duplicates").expect("registry");
-        let slot = s.create(t, 1, EpisodeOptions::default(), RewardScorer::F1);
+        let slot = s.create(t, 1, EpisodeOptions::default(), RewardScorer::F1, None);
         assert!(s.reserve_appended(&slot, 60));
         assert!(!s.reserve_appended(&slot, 41));
         assert!(s.reserve_appended(&slot, 40));
@@ -671,7 +678,7 @@ mod tests {
         s.release_appended(&slot);
         assert_eq!(s.appended_bytes(), 0);
         assert!(s.reserve_appended(&slot, 70));
-        let _other = s.create(t, 2, EpisodeOptions::default(), RewardScorer::F1); // evicts `slot`
+        let _other = s.create(t, 2, EpisodeOptions::default(), RewardScorer::F1, None); // evicts `slot`
         assert_eq!(s.appended_bytes(), 70, "still referenced here");
         drop(slot);
         assert_eq!(s.appended_bytes(), 0);

@@ -38,7 +38,7 @@ has_more, request}. Failure: {status, error, retry, retry_after_s?} — 429 and 
 invalid argument, 429 with retry false means the request budget is spent. Every call spends one request of the \
 budget, rejected ones included.";
 const SUBMIT: &str = "Submits the cleaned records with metadata_json and run_log, once per episode, and returns \
-{done, reward, scores: {f1, precision, recall, judge_total, judge_breakdown}, errors}. A second call is an error \
+{done, reward, scores: {f1, precision, recall, judge, judge_breakdown}, errors}. A second call is an error \
 (status 409).";
 const APPEND: &str = "Chunked submission protocol: sends records in pieces before the final submit_results. \
 Returns {appended, lines_held}.";

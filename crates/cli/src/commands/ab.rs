@@ -12,9 +12,9 @@ use benchaudit_runs::{AnalysisSettings, Design, Metric, Player, analyse, write_a
 use clap::Args;
 
 use crate::UsageError;
-use crate::args::{DesignArg, InterfaceArg, MetricArg, SubmissionArg};
+use crate::args::{DesignArg, InterfaceArg, JobsArg, MetricArg, SubmissionArg};
 use crate::commands::run::{incomplete_exit, run_with_progress};
-use crate::output::print;
+use crate::output::{print, print_json};
 use crate::select;
 
 /// `benchaudit ab`
@@ -30,7 +30,8 @@ pub struct AbArgs {
     /// Design.
     #[arg(long, value_enum, default_value = "matched-mean")]
     pub design: DesignArg,
-    /// Enforced request quota (quota design; optional for degradation), 1 to 100 000.
+    /// Request quota: requests allowed per episode, enforced by the stress engine (quota
+    /// design; optional for degradation), 1 to 100 000.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub quota: Option<u32>,
     /// Requests removed by the squeeze (quota design), 0 to 10 000.
@@ -43,7 +44,8 @@ pub struct AbArgs {
     /// Substrate task.
     #[arg(long, default_value = "T9_clean_ab")]
     pub task: String,
-    /// Seeds (pairs share a seed).
+    /// Seeds (pairs share a seed): `0..19` (inclusive), `0+20`, `0..<20`, `3`, or a
+    /// comma-separated mix.
     #[arg(long, default_value = "0..19")]
     pub seeds: String,
     /// The declared calibration seeds: the constant arm's level is the escalating arm's
@@ -56,9 +58,9 @@ pub struct AbArgs {
     /// Run directory.
     #[arg(long)]
     pub out: PathBuf,
-    /// Episodes in parallel, 1 to 1 024.
-    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
-    pub jobs: usize,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub jobs: JobsArg,
     /// Seed of the bootstrap and permutation streams.
     #[arg(long, default_value_t = 0)]
     pub stats_seed: u64,
@@ -74,6 +76,9 @@ pub struct AbArgs {
     /// Submission protocol.
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
+    /// Print the analysis (what ab.json holds) as one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs the subcommand.
@@ -122,7 +127,12 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let arms = design.arms()?;
     let plan = design.plan(players, &arms);
-    let executed = run_with_progress(&args.out, design.config(&plan, &arms), &plan, args.jobs)?;
+    let executed = run_with_progress(
+        &args.out,
+        design.config(&plan, &arms),
+        &plan,
+        args.jobs.get(),
+    )?;
     let names = plan.player_names();
     let settings = AnalysisSettings {
         metric,
@@ -153,6 +163,10 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         &args.out.join("ab.json"),
         serde_json::to_string_pretty(&json)?.as_bytes(),
     )?;
-    print(&benchaudit_report::text::ab_summary(&design, &result))?;
+    if args.json {
+        print_json(&json)?;
+    } else {
+        print(&benchaudit_report::text::ab_summary(&design, &result))?;
+    }
     Ok(incomplete_exit(&executed, &args.out))
 }

@@ -14,8 +14,9 @@ use benchaudit_audit::{
 use clap::Args;
 
 use crate::UsageError;
+use crate::args::JobsArg;
 use crate::commands::run::ModelArgs;
-use crate::output::print;
+use crate::output::{print, print_json};
 
 /// `benchaudit audit`
 #[derive(Debug, Args)]
@@ -23,32 +24,50 @@ pub struct AuditArgs {
     /// Output directory.
     #[arg(long, default_value = "benchaudit-audit")]
     pub out: PathBuf,
-    /// Seeds per cell (seeds 0..N−1), 1 to 10 000.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    pub seeds: u64,
-    /// Worker threads, 1 to 1 024.
-    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
-    pub jobs: usize,
-    /// External target manifests (TOML) to audit as well; a bare name such as `bfcl` means
-    /// `targets/NAME/target.toml` in this folder or a parent.
-    #[arg(long = "target")]
+    /// Seeds of every cell: `0..4` (inclusive), `0+5` (five seeds from 0), `0..<5`, `3`, or a
+    /// comma-separated mix; at most 1 000 seeds.
+    #[arg(long, default_value = "0..4")]
+    pub seeds: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub jobs: JobsArg,
+    /// External target manifests (TOML) to audit as well, comma-separated or repeated; a bare
+    /// name such as `bfcl` means `targets/NAME/target.toml` in this folder or a parent.
+    #[arg(long = "target", value_delimiter = ',')]
     pub targets: Vec<PathBuf>,
     /// Entries per category for function-call targets (seeded sample); 0 = every entry.
     /// Default: the manifest's `[calls] sample`.
     #[arg(long)]
     pub calls_sample: Option<usize>,
+    /// Print the summary (cards, oracle checks, number guard, files) as one JSON object on
+    /// stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
     /// Real models to add beside the rule players (2×2, ownership channels, reliability).
     #[command(flatten)]
     pub models: ModelArgs,
 }
 
+/// Most seeds per cell the audit accepts (each seed is one episode of every cell).
+const MAX_SEEDS: usize = 1000;
+
 /// Runs the subcommand.
 pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    if args.seeds == 0 || args.seeds > 1000 {
-        return Err(UsageError("--seeds must be between 1 and 1000".into()).into());
+    // Before any work: the output folder must be new, empty or an earlier audit's.
+    benchaudit_runs::outdir::claim(&args.out, benchaudit_runs::outdir::DirKind::Audit)
+        .map_err(UsageError)?;
+    let seeds = crate::select::seeds(&args.seeds)?;
+    if seeds.len() > MAX_SEEDS {
+        return Err(UsageError(format!(
+            "--seeds `{}` holds {} seeds; the audit takes at most {MAX_SEEDS}",
+            args.seeds,
+            seeds.len()
+        ))
+        .into());
     }
-    let mut config = AuditConfig::key_free(args.seeds, args.jobs.max(1));
+    let mut config = AuditConfig::key_free(0, args.jobs.get());
+    config.seeds = seeds;
     config.players.extend(args.models.players()?);
     let targets = [
         ComtradeTarget::new(Configuration::AsShipped),
@@ -95,49 +114,18 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     };
     let written = benchaudit_report::card::write_audit(&report, &args.out)?;
 
-    let mut out = String::new();
-    for c in report.cards() {
-        out.push_str(&format!(
-            "{}\n  criterion sensitivity: {}\n  ownership:             {}\n  replay:                {}\n  licensed claim:        {}\n",
-            c.target,
-            c.criterion_sensitivity.status.label(),
-            c.ownership.status.label(),
-            c.replay.status.label(),
-            c.licensed_claim.label()
-        ));
+    let summary = benchaudit_report::text::AuditSummary::of(
+        &report,
+        &written,
+        &args.out,
+        started.elapsed().as_secs_f64(),
+    );
+    if args.json {
+        print_json(&summary)?;
+    } else {
+        print(&summary.text())?;
     }
-    let checks = &report.comtrade.checks;
-    let passed = checks.iter().filter(|c| c.pass).count();
-    out.push_str(&format!("oracle checks: {passed}/{} pass\n", checks.len()));
-    for c in checks.iter().filter(|c| !c.pass) {
-        out.push_str(&format!(
-            "  FAILED {}: expected {}, observed {}\n",
-            c.name, c.expected, c.observed
-        ));
-    }
-    let (md, html) = (&written.guard_markdown, &written.guard_html);
-    let verdict =
-        |g: &benchaudit_audit::guard::GuardReport| if g.passed() { "pass" } else { "FAIL" };
-    out.push_str(&format!(
-        "number guard: card.md {} ({} numbers), report.html {} ({} numbers)\n",
-        verdict(md),
-        md.checked,
-        verdict(html),
-        html.checked
-    ));
-    for v in md.violations.iter().chain(&html.violations) {
-        out.push_str(&format!(
-            "  {} at line {}: {}\n",
-            v.number.text, v.number.line, v.context
-        ));
-    }
-    out.push_str(&format!(
-        "wrote {} (card.md, card.json, audit.json, report.html, figures/) in {:.2} s\n",
-        args.out.display(),
-        started.elapsed().as_secs_f64()
-    ));
-    print(&out)?;
-    Ok(if passed == checks.len() && written.passed() {
+    Ok(if summary.passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

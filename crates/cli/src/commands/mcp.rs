@@ -24,8 +24,9 @@ pub struct McpArgs {
     /// Submission protocol.
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
-    /// Request budget override, a quota (0..=4294967295); default: the task's max_requests.
-    #[arg(long)]
+    /// Request quota: requests allowed in the episode, overriding the task's budget, 0 to
+    /// 1 000 000 (as `run --quota`).
+    #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_requests: Option<u32>,
     /// Primary scorer giving the submission's `reward` (both are always reported).
     #[arg(long, value_enum, default_value = "f1")]

@@ -12,7 +12,7 @@ use benchaudit_report::{Options, write_compare_report, write_run_report};
 
 use crate::UsageError;
 use crate::args::MetricArg;
-use crate::output::print;
+use crate::output::{print, print_json};
 
 /// Largest bootstrap B accepted on the command line (each row resamples B times).
 const MAX_RESAMPLES: usize = 1_000_000;
@@ -26,20 +26,23 @@ pub struct ReportArgs {
     /// Compare two runs: episodes paired by (policy, level, arm, task, seed); Δ = B − A.
     #[arg(long, num_args = 2, value_names = ["RUN_A", "RUN_B"])]
     pub compare: Option<Vec<PathBuf>>,
-    /// Output directory [default: RUN_DIR/report; with --compare: RUN_B/compare-report].
+    /// Output directory [default: RUN_DIR/report/METRIC; with --compare:
+    /// RUN_B/compare-report/METRIC], so a report on another metric never overwrites one.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Per-episode metric: ground-truth F1, judge total / 100, or L1 coverage.
+    /// Per-episode metric: ground-truth F1, the legacy judge on 0–1 (total / 100), or L1
+    /// coverage.
     #[arg(long, value_enum, default_value = "f1")]
     pub metric: MetricArg,
     /// CVaR tail fraction α (mean of the ⌈α·n⌉ lowest values), in (0, 1].
     #[arg(long, default_value_t = 0.2, value_parser = parse_alpha)]
     pub alpha: f64,
     /// Reliability thresholds τ, comma-separated (share of episodes ≥ τ).
-    #[arg(long, value_delimiter = ',', default_values_t = [0.9, 0.5], value_parser = parse_tau)]
+    #[arg(long, value_delimiter = ',', default_value = "0.9,0.5", value_parser = parse_tau)]
     pub tau: Vec<f64>,
-    /// Bootstrap seed (results are bit-identical for a given seed).
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the bootstrap streams (results are bit-identical for a given seed); as `ab
+    /// --stats-seed`.
+    #[arg(long = "stats-seed", alias = "seed", default_value_t = 0)]
     pub seed: u64,
     /// Bootstrap replicates B.
     #[arg(long, default_value_t = 2000, value_parser = parse_resamples)]
@@ -51,6 +54,10 @@ pub struct ReportArgs {
     /// come before the shipped table's, e.g. for a local model (unpriced models cost "unknown").
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+    /// Print the summary (pooled rows, settings, files, number guard) as one JSON object on
+    /// stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_alpha(s: &str) -> Result<f64, String> {
@@ -106,17 +113,38 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     };
     let written = match (&args.run_dir, args.compare.as_deref()) {
         (_, Some([a, b])) => {
-            let out = args.out.clone().unwrap_or_else(|| b.join("compare-report"));
+            let out = args.out.clone().unwrap_or_else(|| {
+                b.join("compare-report")
+                    .join(benchaudit_runs::Metric::from(args.metric).flag())
+            });
             write_compare_report(a, b, &out, &opts)?
         }
         (Some(dir), None) => {
-            let out = args.out.clone().unwrap_or_else(|| dir.join("report"));
+            let out = args.out.clone().unwrap_or_else(|| {
+                dir.join("report")
+                    .join(benchaudit_runs::Metric::from(args.metric).flag())
+            });
             write_run_report(dir, &out, &opts)?
         }
         _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
     };
     for note in &written.notes {
         eprintln!("note: {note}");
+    }
+    if args.json {
+        print_json(&serde_json::json!({
+            "out": written.out,
+            "files": written.files,
+            "notes": written.notes,
+            "number_guard": {"report.md": written.guard_markdown, "report.html": written.guard_html},
+            "passed": written.passed(),
+            "summary": written.summary_json,
+        }))?;
+        return Ok(if written.passed() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
     }
     let mut text = written.summary.clone();
     text.push_str(&format!("wrote {}:\n", written.out.display()));

@@ -12,8 +12,8 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::UsageError;
-use crate::args::{InterfaceArg, RewardArg, SubmissionArg};
-use crate::output::print;
+use crate::args::{InterfaceArg, JobsArg, RewardArg, SubmissionArg};
+use crate::output::{print, print_json};
 use crate::select;
 
 /// `benchaudit run`
@@ -27,18 +27,19 @@ pub struct RunArgs {
     /// owns every decision and drives the tools itself.
     #[arg(long, default_value = "L2")]
     pub level: String,
-    /// `all` or task ids, comma-separated.
-    #[arg(long, default_value = "all")]
+    /// `all` or task ids, comma-separated (`benchaudit tasks` lists them).
+    #[arg(long = "task", visible_alias = "tasks", default_value = "all")]
     pub tasks: String,
-    /// Seeds: `0..9` (inclusive), `0..<10`, `3`, or a comma-separated mix.
+    /// Seeds: `0..9` (inclusive), `0+10` (ten seeds from 0), `0..<10`, `3`, or a
+    /// comma-separated mix.
     #[arg(long, default_value = "0..9")]
     pub seeds: String,
     /// Run directory (created; re-running the same command resumes it).
     #[arg(long)]
     pub out: PathBuf,
-    /// Episodes in parallel.
-    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
-    pub jobs: usize,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub jobs: JobsArg,
     /// Argument-error envelope.
     #[arg(long, value_enum, default_value = "legacy")]
     pub interface: InterfaceArg,
@@ -48,9 +49,13 @@ pub struct RunArgs {
     /// The episode's primary scorer (both are always recorded).
     #[arg(long, value_enum, default_value = "f1")]
     pub reward: RewardArg,
-    /// Override every task's request budget (a quota), 0 to 1 000 000.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    /// Request quota: requests allowed per episode, overriding every task's budget, 0 to
+    /// 1 000 000.
+    #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_requests: Option<u32>,
+    /// Print the summary as one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
     /// Real models and how to reach them.
     #[command(flatten)]
     pub models: ModelArgs,
@@ -168,9 +173,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let levels = select::levels(&args.level)?;
     let tasks = select::task_list(&args.tasks)?;
     let seeds = select::seeds(&args.seeds)?;
-    if args.jobs == 0 {
-        return Err(UsageError("--jobs must be at least 1".into()).into());
-    }
     let plan = Plan::new(players, levels, tasks, seeds).with_options(RunOptions {
         episode: EpisodeOptions {
             interface: args.interface.into(),
@@ -180,8 +182,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         reward: args.reward.into(),
         stress: None,
     });
-    let executed = run_with_progress(&args.out, plan.config(), &plan, args.jobs)?;
-    print(&benchaudit_report::text::run_summary(&executed.records))?;
+    let executed = run_with_progress(&args.out, plan.config(), &plan, args.jobs.get())?;
+    let summary = benchaudit_report::text::RunSummary::of(&executed.records);
+    if args.json {
+        print_json(&summary)?;
+    } else {
+        print(&summary.text())?;
+    }
     Ok(incomplete_exit(&executed, &args.out))
 }
 

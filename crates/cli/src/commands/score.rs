@@ -53,11 +53,16 @@ pub fn run(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
             "f1": s.f1,
             "precision": s.precision,
             "recall": s.recall,
-            "judge": { "total": s.judge_total, "breakdown": s.judge_breakdown, "errors": s.judge_errors },
+            "judge": {
+                "score": s.judge(),
+                "breakdown": s.judge_breakdown.shares(),
+                "errors": s.judge_errors,
+                "released_total": s.judge_total,
+            },
         });
         print(&format!("{value}\n"))?;
     } else {
-        let b = &s.judge_breakdown;
+        let b = &s.judge_breakdown.shares();
         let mut out = String::new();
         writeln!(out, "{} seed {}", task.task_id, args.seed)?;
         writeln!(
@@ -65,10 +70,15 @@ pub fn run(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
             "  ground truth  F1 {:.3}  precision {:.3}  recall {:.3}  ({} true of {} lines; |G| = {})",
             s.f1, s.precision, s.recall, s.true_unique, s.submitted, task.total_rows
         )?;
-        writeln!(out, "  legacy judge  total {:.1}/100", s.judge_total)?;
         writeln!(
             out,
-            "                correctness {:.2}  completeness {:.2}  robustness {:.2}  efficiency {:.2}  data_quality {:.2}  observability {:.2}",
+            "  legacy judge  {:.3} (0-1; the released judge's {:.1}/100)",
+            s.judge(),
+            s.judge_total
+        )?;
+        writeln!(
+            out,
+            "                correctness {:.3}  completeness {:.3}  robustness {:.3}  efficiency {:.3}  data_quality {:.3}  observability {:.3}",
             b.correctness,
             b.completeness,
             b.robustness,

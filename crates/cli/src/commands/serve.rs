@@ -7,8 +7,14 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use benchaudit_runs::served::served_key;
+use benchaudit_server::record::{Finished, Recorder, RecorderHandle};
 use benchaudit_server::{ServerConfig, StoreLimits};
 use clap::Args;
+
+use crate::UsageError;
 
 /// `benchaudit serve`
 #[derive(Debug, Args)]
@@ -48,8 +54,45 @@ pub struct ServeArgs {
     pub mcp_session_timeout: u64,
     /// Extra Host names (or host:port) requests may use (loopback is always allowed);
     /// repeatable. Needed when serving on a non-loopback address.
-    #[arg(long = "allow-host")]
+    #[arg(long = "allow-host", value_delimiter = ',')]
     pub allow_hosts: Vec<String>,
+    /// Record every accepted submission into this run ledger (created or resumed; an L2
+    /// record under the create request's `agent`, default `served`), for `report`.
+    #[arg(long, value_name = "DIR")]
+    pub ledger: Option<std::path::PathBuf>,
+}
+
+/// `serve --ledger`: the server's recorder, appending to a run ledger.
+struct LedgerRecorder(benchaudit_runs::served::ServedLedger);
+
+impl Recorder for LedgerRecorder {
+    fn admits(
+        &self,
+        agent: &str,
+        task: &'static benchaudit_comtrade::TaskSpec,
+        seed: u64,
+        options: benchaudit_comtrade::EpisodeOptions,
+        reward: benchaudit_scoring::RewardScorer,
+    ) -> Result<(), String> {
+        if self
+            .0
+            .holds(&served_key(agent, task, seed, options, reward))
+        {
+            return Err(format!(
+                "the ledger already holds agent `{agent}`'s episode on {} seed {seed} with these options; a ledger records one episode per key: choose another seed or agent name",
+                task.task_id
+            ));
+        }
+        Ok(())
+    }
+
+    fn record(&self, f: &Finished<'_>) -> Result<(), String> {
+        let key = served_key(f.agent, f.task, f.seed, f.options, f.reward_scorer);
+        self.0
+            .record(key, f.submission, f.scores, f.reward, f.counts, f.wall_ms)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
 }
 
 impl ServeArgs {
@@ -81,7 +124,18 @@ impl ServeArgs {
 
 /// Runs the subcommand.
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    benchaudit_server::serve_blocking(args.addr, args.config(), |addr| {
+    let mut config = args.config();
+    if let Some(dir) = &args.ledger {
+        let ledger = benchaudit_runs::served::ServedLedger::open(dir)
+            .map_err(|e| UsageError(format!("--ledger: {e}")))?;
+        config.recorder = Some(RecorderHandle(Arc::new(LedgerRecorder(ledger))));
+        eprintln!(
+            "benchaudit: recording accepted submissions into {} (`benchaudit report {}` reads it)",
+            dir.display(),
+            dir.display()
+        );
+    }
+    benchaudit_server::serve_blocking(args.addr, config, |addr| {
         eprintln!(
             "benchaudit: serving on http://{addr} (REST /v1, MCP /mcp and /v1/episodes/{{id}}/mcp); Ctrl-C to stop"
         );

@@ -143,7 +143,7 @@ fn score_values(r: &EpisodeRecord) -> Vec<(&'static str, f64)> {
         v.push(("f1", s.f1));
         v.push(("precision", s.precision));
         v.push(("recall", s.recall));
-        v.push(("judge_total", s.judge_total));
+        v.push(("judge", s.judge()));
     }
     if let Some(c) = r.coverage {
         v.push(("coverage", c));
@@ -320,11 +320,11 @@ impl Log<'_> {
             .into_iter()
             .map(|(name, value)| {
                 let mut score = json!({"value": value});
-                if name == "judge_total"
+                if name == "judge"
                     && let Some(s) = &r.scores
                 {
                     score["metadata"] =
-                        json!({"breakdown": s.judge_breakdown, "errors": s.judge_errors});
+                        json!({"breakdown": s.judge_breakdown.shares(), "errors": s.judge_errors});
                 }
                 (name.to_string(), score)
             })

@@ -15,7 +15,7 @@
 //! | a condition: player × level × arm × options | one eval (one log): Inspect has one model per eval |
 //! | a task (`T3_duplicates`) | a sample id |
 //! | a seed | an epoch: the seed's rank among the condition's seeds, from 1; the seed itself in `metadata.seed` |
-//! | F1, precision, recall, judge total, coverage | one scorer each (`f1`, …), reduced over epochs by `mean` |
+//! | F1, precision, recall, judge (0–1), coverage | one scorer each (`f1`, …), reduced over epochs by `mean` |
 //! | tool calls and results of the transcript | `messages` (assistant tool calls, tool results) |
 //! | an infra error | a sample `error` (Inspect's own meaning: the sample did not run) |
 //!
@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 pub const RECORD_KEY: &str = "benchaudit_record";
 
 /// The scorer names an export writes, in order (`coverage` only where recorded).
-pub const SCORERS: [&str; 5] = ["f1", "precision", "recall", "judge_total", "coverage"];
+pub const SCORERS: [&str; 5] = ["f1", "precision", "recall", "judge", "coverage"];
 
 /// Inspect's reading of a score value as a number (its `value_to_float`, with the default
 /// sentinels): `C` → 1, `P` → 0.5, `I` and `N` → 0, booleans, numbers, numeric strings and

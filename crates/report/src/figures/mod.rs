@@ -254,7 +254,7 @@ mod render_tests {
             kinds: vec!["correct".into(), "empty".into(), "fabricated".into()],
             judge: vec![0.987, 0.648, 0.987],
             truth: vec![1.0, 0.0, 0.0],
-            judge_label: "judge total / 100".into(),
+            judge_label: "legacy judge (0–1)".into(),
             truth_label: "ground-truth F1".into(),
             y_label: "score".into(),
         };
@@ -330,7 +330,7 @@ mod render_tests {
         let joint = JointPanelData {
             title: "Joint intervention".into(),
             row_labels: ["harness L0".into(), "harness L2".into()],
-            col_labels: ["judge / 100".into(), "ground-truth F1".into()],
+            col_labels: ["legacy judge (0–1)".into(), "ground-truth F1".into()],
             note: "mean over shared episodes".into(),
             models: vec![
                 JointSeries {

@@ -159,7 +159,7 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             ("level", L),
             ("n", R),
             ("ground-truth F1", R),
-            ("judge / 100", R),
+            ("judge (0–1)", R),
         ];
         let text = "Every episode is scored twice. The legacy judge grades the shape of the submission and its self-report; \
              ground-truth F1 grades the records against the seeded canonical set. Means over scored episodes:";
