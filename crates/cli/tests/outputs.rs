@@ -146,3 +146,37 @@ fn a_report_on_an_incomplete_or_running_ledger_says_recorded_of_planned() {
     );
     drop(lock);
 }
+
+#[test]
+fn tasks_are_listed_in_natural_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("run");
+    let o = bin()
+        .args([
+            "run",
+            "--policy",
+            "oracle",
+            "--task",
+            "T10_constrained_budget,T2_multi_page,T9_clean_ab",
+            "--seeds",
+            "0",
+            "--out",
+        ])
+        .arg(&r)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(run(&["report"], &r).status.success());
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.join("report/f1/stats.json")).unwrap())
+            .unwrap();
+    let want = ["T2_multi_page", "T9_clean_ab", "T10_constrained_budget"];
+    assert_eq!(stats["tasks"], serde_json::json!(want));
+    let cells: Vec<&str> = stats["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(cells, want);
+}

@@ -54,6 +54,7 @@ mod error;
 pub mod figures;
 pub mod load;
 pub mod model;
+pub mod order;
 pub mod plots;
 pub mod render;
 pub mod text;

@@ -121,7 +121,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
                 .filter(|c| c.condition.level == level)
                 .map(|c| c.task_id.clone())
                 .collect();
-            t.sort();
+            t.sort_by(|a, b| crate::order::natural(a, b));
             t.dedup();
             t
         };

@@ -237,7 +237,9 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
     for (c, tasks) in &grid {
         let lbl = label(c, show_hash);
         let mut all = Vec::new();
-        for (task, seeds) in tasks {
+        let mut in_order: Vec<_> = tasks.iter().collect();
+        in_order.sort_by(|a, b| crate::order::natural(a.0, b.0));
+        for (task, seeds) in in_order {
             let values: Vec<f64> = seeds.values().copied().collect();
             let what = format!("{lbl} {} {task}", c.level);
             let summary = summarize(&values, &config)
@@ -276,12 +278,13 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let tasks: Vec<String> = obs
+    let mut tasks: Vec<String> = obs
         .iter()
         .map(|o| o.1.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    tasks.sort_by(|a, b| crate::order::natural(a, b));
     let policies: Vec<String> = obs
         .iter()
         .map(|o| o.0.policy.clone())
