@@ -230,17 +230,18 @@ fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
     };
     let (text, verbatim) = mask_verbatim(&text, &index.strings);
     let numbers = scan(&text);
+    let checked = numbers.len();
     let mut contexts = Contexts::new(&text);
     let violations = numbers
-        .iter()
+        .into_iter()
         .filter(|n| !index.accepts(n))
         .map(|n| Violation {
             context: contexts.around(n.line, n.column),
-            number: n.clone(),
+            number: n,
         })
         .collect();
     GuardReport {
-        checked: numbers.len(),
+        checked,
         verbatim,
         list_markers,
         violations,
