@@ -138,13 +138,16 @@ fn action(decision: Decision, r: &EpisodeRecord) -> Option<bool> {
 }
 
 /// Non-degeneracy of every decision over episodes (Y = ground-truth F1).
-pub fn channels(pool: &[EpisodeRecord]) -> Vec<Channel> {
+pub fn channels<'a, I>(pool: I) -> Vec<Channel>
+where
+    I: IntoIterator<Item = &'a EpisodeRecord> + Clone,
+{
     Decision::ALL
         .iter()
         .map(|&d| {
             let mut yes = Vec::new();
             let mut no = Vec::new();
-            for r in pool {
+            for r in pool.clone() {
                 if let (Some(a), Some(s)) = (action(d, r), r.scores.as_ref()) {
                     if a { yes.push(s.f1) } else { no.push(s.f1) }
                 }

@@ -103,97 +103,131 @@ pub fn audit_comtrade(
     let threads = config.threads;
     let workers = threads.clamp(1, MAX_THREADS);
 
-    // Criterion sensitivity: the forged-submission battery under each configuration's scorer.
-    let mut probes_all = Vec::new();
-    let mut sens_all = Vec::new();
-    for t in targets {
-        let (p, s) = probes::run_battery(t, suite.probe_tasks, 0)?;
-        probes_all.push((t.configuration, p));
-        sens_all.push((t.configuration, s));
-    }
-
-    // Ownership by intervention, and the decision channels of every player's episodes.
-    let declared = targets.first().and_then(|t| t.ownership());
-    let measured = ownership::measure(declared.as_ref(), suite, &seeds, workers);
-    let exec = specs(suite.execution_tasks);
-    let pool_plan = Plan::new(
-        config.players.clone(),
-        Level::ALL.to_vec(),
-        exec.clone(),
-        seeds.clone(),
-    );
-    let pool = run_all(&pool_plan, workers);
-    let channels: Vec<(String, Vec<Channel>)> = Level::ALL
-        .iter()
-        .map(|l| {
-            let at_level: Vec<_> = pool.iter().filter(|r| r.key.level == *l).cloned().collect();
-            (l.to_string(), ownership::channels(&at_level))
-        })
-        .collect();
-
-    // The 2×2 joint intervention.
-    let joint_task = task(suite.joint_task).ok_or("registry lost the joint task")?;
-    let (joint, _) = joint::run(config.players.clone(), joint_task, &seeds, workers);
-
-    // Replay.
-    let replay = replay::run(
-        suite
-            .replay_players
-            .iter()
-            .map(|k| Player::rule(*k))
-            .collect(),
-        &Level::ALL,
-        &exec,
-        &seeds[..seeds.len().min(3)],
-        workers,
-    );
-
-    // Reliability by level; solvability.
-    let reliability = reliability::spectrum(&pool, &pool_plan.player_names(), threads);
     let all: Vec<&'static TaskSpec> = tasks().iter().collect();
-    let (oracle, _) = solvability::oracle(&all, &seeds, workers);
-    let re_emission = all
-        .iter()
-        .map(|t| solvability::re_emission(t, config.step_limit))
-        .collect::<Result<Vec<_>, _>>()?;
+    // The stages below are independent of each other but for the pool, which ownership and
+    // reliability read. Two of them are serial and long: the re-emission bound builds the
+    // o200k tokenizer (a 200 000-entry table, about a third of the audit's CPU) and the probe
+    // batteries score forged submissions one by one. With more than one worker they run on
+    // threads of their own beside the episode stages; every result is joined in stage order,
+    // so the audit is the same whatever the interleaving.
+    std::thread::scope(|scope| {
+        let parallel = workers > 1;
+        let re_emission_stage = || {
+            all.iter()
+                .map(|t| solvability::re_emission(t, config.step_limit))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let re_emission_thread = parallel.then(|| scope.spawn(re_emission_stage));
 
-    let cards = targets
-        .iter()
-        .map(|t| {
-            let p = probes_all
+        // Criterion sensitivity: the forged-submission battery under each configuration's
+        // scorer.
+        let battery = |t: &ComtradeTarget| probes::run_battery(t, suite.probe_tasks, 0);
+        let batteries: Vec<_> = if parallel {
+            let threads: Vec<_> = targets
                 .iter()
-                .find(|(c, _)| *c == t.configuration)
-                .map_or(&[][..], |(_, p)| p.as_slice());
-            let s = sens_all
+                .map(|t| scope.spawn(move || battery(t)))
+                .collect();
+            threads
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a probe battery panicked".into()))
+                })
+                .collect()
+        } else {
+            targets.iter().map(battery).collect()
+        };
+        let mut probes_all = Vec::new();
+        let mut sens_all = Vec::new();
+        for (t, result) in targets.iter().zip(batteries) {
+            let (p, s) = result?;
+            probes_all.push((t.configuration, p));
+            sens_all.push((t.configuration, s));
+        }
+
+        // Ownership by intervention, and the decision channels of every player's episodes.
+        let declared = targets.first().and_then(|t| t.ownership());
+        let measured = ownership::measure(declared.as_ref(), suite, &seeds, workers);
+        let exec = specs(suite.execution_tasks);
+        let pool_plan = Plan::new(
+            config.players.clone(),
+            Level::ALL.to_vec(),
+            exec.clone(),
+            seeds.clone(),
+        );
+        let pool = run_all(&pool_plan, workers);
+        let channels: Vec<(String, Vec<Channel>)> = Level::ALL
+            .iter()
+            .map(|l| {
+                let at_level = pool.iter().filter(|r| r.key.level == *l);
+                (l.to_string(), ownership::channels(at_level))
+            })
+            .collect();
+
+        // The 2×2 joint intervention.
+        let joint_task = task(suite.joint_task).ok_or("registry lost the joint task")?;
+        let (joint, _) = joint::run(config.players.clone(), joint_task, &seeds, workers);
+
+        // Replay.
+        let replay = replay::run(
+            suite
+                .replay_players
                 .iter()
-                .find(|(c, _)| *c == t.configuration)
-                .map_or(&[][..], |(_, s)| s.as_slice());
-            Card::new(
-                t.name(),
-                t.declared_scorer_kind(),
-                probes::criterion_cell(s, p, t.resolution()),
-                ownership::cell(t, &measured, &channels),
-                replay::cell(&replay),
-            )
-        })
-        .collect();
-    let mut audit = ComtradeAudit {
-        seeds,
-        players: pool_plan.player_names(),
-        probes: probes_all,
-        sensitivity: sens_all,
-        ownership: measured,
-        channels,
-        joint,
-        replay,
-        reliability,
-        oracle,
-        re_emission,
-        cards,
-        checks: Vec::new(),
-    };
-    audit.checks = checks(&audit, suite);
-    Ok(audit)
+                .map(|k| Player::rule(*k))
+                .collect(),
+            &Level::ALL,
+            &exec,
+            &seeds[..seeds.len().min(3)],
+            workers,
+        );
+
+        // Reliability by level; solvability.
+        let reliability = reliability::spectrum(&pool, &pool_plan.player_names(), threads);
+        let (oracle, _) = solvability::oracle(&all, &seeds, workers);
+        let re_emission = match re_emission_thread {
+            Some(h) => h
+                .join()
+                .unwrap_or_else(|_| Err("the re-emission stage panicked".into()))?,
+            None => re_emission_stage()?,
+        };
+        let cards = targets
+            .iter()
+            .map(|t| {
+                let p = probes_all
+                    .iter()
+                    .find(|(c, _)| *c == t.configuration)
+                    .map_or(&[][..], |(_, p)| p.as_slice());
+                let s = sens_all
+                    .iter()
+                    .find(|(c, _)| *c == t.configuration)
+                    .map_or(&[][..], |(_, s)| s.as_slice());
+                Card::new(
+                    t.name(),
+                    t.declared_scorer_kind(),
+                    probes::criterion_cell(s, p, t.resolution()),
+                    ownership::cell(t, &measured, &channels),
+                    replay::cell(&replay),
+                )
+            })
+            .collect();
+        let mut audit = ComtradeAudit {
+            seeds,
+            players: pool_plan.player_names(),
+            probes: probes_all,
+            sensitivity: sens_all,
+            ownership: measured,
+            channels,
+            joint,
+            replay,
+            reliability,
+            oracle,
+            re_emission,
+            cards,
+            checks: Vec::new(),
+        };
+        audit.checks = checks(&audit, suite);
+        Ok(audit)
+    })
 }
 
 impl ComtradeAudit {

@@ -4,7 +4,7 @@
 //! regardless of ability. The `ids` protocol shrinks the demand; `chunked` spreads it over calls.
 
 use benchaudit_agents::{EpisodeRecord, Level, RuleKind};
-use benchaudit_comtrade::{Generator, Row, RowJson, TaskSpec, record::record_id};
+use benchaudit_comtrade::{Generator, Row, RowWriter, TaskSpec, record::record_id};
 use benchaudit_runs::{Plan, Player, run_all};
 use serde::Serialize;
 
@@ -66,17 +66,21 @@ fn caps(budget: u64, demand: u64) -> (u64, f64, f64) {
 pub fn re_emission(task: &'static TaskSpec, steps: u32) -> Result<ReEmission, String> {
     let bpe = tiktoken_rs::o200k_base_singleton();
     let g = Generator::new(task, 0);
+    // Each row as the API serves it (`RowJson`'s bytes, written by the `RowWriter`) plus its
+    // newline, and each id as a JSON array entry, encoded from buffers reused across rows.
+    let writer = RowWriter::for_task(task);
+    let (mut line, mut entry) = (String::new(), String::new());
     let (mut row_tokens, mut id_tokens) = (0u64, 0u64);
     for r in g.truth() {
-        let line = serde_json::to_string(&RowJson {
-            task,
-            row: &Row::Record(r),
-        })
-        .map_err(|e| e.to_string())?;
-        row_tokens += bpe.encode_ordinary(&format!("{line}\n")).len() as u64;
-        id_tokens += bpe
-            .encode_ordinary(&format!("\"{}\", ", record_id(task, r.index)))
-            .len() as u64;
+        line.clear();
+        writer.write(&Row::Record(r), &mut line);
+        line.push('\n');
+        row_tokens += bpe.encode_ordinary(&line).len() as u64;
+        entry.clear();
+        entry.push('"');
+        entry.push_str(&record_id(task, r.index));
+        entry.push_str("\", ");
+        id_tokens += bpe.encode_ordinary(&entry).len() as u64;
     }
     let rows = task.total_rows;
     let responses = u64::from(steps.saturating_sub(task.total_pages() + 2).max(1));

@@ -230,37 +230,66 @@ fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
     };
     let (text, verbatim) = mask_verbatim(&text, &index.strings);
     let numbers = scan(&text);
-    let lines: Vec<&str> = text.lines().collect();
+    let checked = numbers.len();
+    let mut contexts = Contexts::new(&text);
     let violations = numbers
-        .iter()
+        .into_iter()
         .filter(|n| !index.accepts(n))
         .map(|n| Violation {
-            context: context_of(
-                lines.get(n.line.saturating_sub(1)).copied().unwrap_or(""),
-                n.column,
-            ),
-            number: n.clone(),
+            context: contexts.around(n.line, n.column),
+            number: n,
         })
         .collect();
     GuardReport {
-        checked: numbers.len(),
+        checked,
         verbatim,
         list_markers,
         violations,
     }
 }
 
-/// The line around `column`, trimmed to at most 80 characters.
-fn context_of(line: &str, column: usize) -> String {
-    let chars: Vec<char> = line.chars().collect();
-    let start = column.saturating_sub(40);
-    let end = (start + 80).min(chars.len());
-    let start = start.min(end);
-    chars[start..end]
-        .iter()
-        .collect::<String>()
-        .trim()
-        .to_string()
+/// The context of each violation: the line around its column, trimmed to at most 80
+/// characters.
+///
+/// Violations come in text order, so a cursor that only moves forward within a line finds
+/// each context in time proportional to the distance from the previous one: linear in the
+/// text however many violations share a line (issue 12; a fresh walk from the start of the
+/// line for each of them was quadratic).
+struct Contexts<'a> {
+    lines: Vec<&'a str>,
+    /// 0-based line the cursor is on, and its position there: chars and bytes from the start.
+    line: usize,
+    chars: usize,
+    bytes: usize,
+}
+
+impl<'a> Contexts<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            lines: text.lines().collect(),
+            line: usize::MAX,
+            chars: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The 80 characters of 1-based `line` from 1-based `column` − 40 on, trimmed.
+    fn around(&mut self, line: usize, column: usize) -> String {
+        let index = line.saturating_sub(1);
+        let text = self.lines.get(index).copied().unwrap_or("");
+        let start = column.saturating_sub(40);
+        if index != self.line || start < self.chars {
+            (self.line, self.chars, self.bytes) = (index, 0, 0);
+        }
+        let mut rest = text[self.bytes..].chars();
+        while self.chars < start {
+            let Some(c) = rest.next() else { break };
+            self.chars += 1;
+            self.bytes += c.len_utf8();
+        }
+        let window: String = text[self.bytes..].chars().take(80).collect();
+        window.trim().to_string()
+    }
 }
 
 #[cfg(test)]

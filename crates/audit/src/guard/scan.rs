@@ -274,19 +274,9 @@ fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
 /// Extracts every number of `text` (list markers and verbatim tokens already masked).
 pub(super) fn scan(text: &str) -> Vec<ProseNumber> {
     let chars: Vec<char> = text.chars().collect();
-    // Line and column of each char index.
-    let mut positions = Vec::with_capacity(chars.len() + 1);
-    let (mut line, mut column) = (1usize, 1usize);
-    for &c in &chars {
-        positions.push((line, column));
-        if c == '\n' {
-            line += 1;
-            column = 1;
-        } else {
-            column += 1;
-        }
-    }
-    positions.push((line, column));
+    // Line and column of char index `at`: numbers are found in order, so this cursor only
+    // moves forward (no table of a position per char).
+    let (mut at, mut line, mut column) = (0usize, 1usize, 1usize);
     let mut numbers = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -338,7 +328,15 @@ pub(super) fn scan(text: &str) -> Vec<ProseNumber> {
                             .map(|v| if negative { -v } else { v })
                     }
                 };
-                let (line, column) = positions.get(i).copied().unwrap_or((line, column));
+                for &c in &chars[at..i] {
+                    if c == '\n' {
+                        line += 1;
+                        column = 1;
+                    } else {
+                        column += 1;
+                    }
+                }
+                at = i;
                 let text = match kind {
                     // Dates and versions are compared with JSON strings without their sign.
                     NumberKind::Date | NumberKind::Version => chars[body..end].iter().collect(),

@@ -275,3 +275,72 @@ proptest! {
         prop_assert!(!check(&off, &j).passed(), "{off} vs {x}");
     }
 }
+
+/// The context rule as first written: a fresh walk of the line for every violation.
+fn naive_context(text: &str, line: usize, column: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let chars: Vec<char> = lines
+        .get(line.saturating_sub(1))
+        .copied()
+        .unwrap_or("")
+        .chars()
+        .collect();
+    let start = column.saturating_sub(40);
+    let end = (start + 80).min(chars.len());
+    let start = start.min(end);
+    chars[start..end]
+        .iter()
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// The naive position rule: line and 1-based column, in chars, of every char.
+fn naive_position(text: &str, char_index: usize) -> (usize, usize) {
+    let before: Vec<char> = text.chars().take(char_index).collect();
+    let line = 1 + before.iter().filter(|&&c| c == '\n').count();
+    let column = 1 + before.iter().rev().take_while(|&&c| c != '\n').count();
+    (line, column)
+}
+
+#[test]
+fn two_million_numbers_on_one_line_finish() {
+    // Issue 12: 20 000 numbers on one line took 2.2 s (a context walk from the start of the
+    // line per violation), 2 million did not finish. Linear, this takes about a second in a
+    // debug build.
+    let n = 2_000_000;
+    let mut prose = String::with_capacity(n * 9);
+    for i in 0..n {
+        prose.push_str(&(i % 1000).to_string());
+        prose.push_str(".5 ");
+    }
+    let r = check(&prose, &json!({"x": 0.5}));
+    assert_eq!(r.checked, n);
+    assert_eq!(r.violations.len(), n - n / 1000, "only 0.5 is in the JSON");
+    let last = r.violations.last().unwrap();
+    assert_eq!(last.number.text, "999.5");
+    assert_eq!((last.number.line, last.number.column), (1, prose.len() - 5));
+    assert_eq!(last.context, naive_context(&prose, 1, last.number.column));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Positions and contexts from the forward cursors equal the per-number walks.
+    #[test]
+    fn positions_and_contexts_match_the_naive_walks(
+        prose in "([0-9]{1,3}(\\.[0-9])? |[a-zé ]{0,50}|\n|\r\n|−){0,60}"
+    ) {
+        let r = check(&prose, &json!({}));
+        let chars: Vec<char> = prose.chars().collect();
+        for v in &r.violations {
+            let (line, column) = (v.number.line, v.number.column);
+            // The number's first char sits at that line and column.
+            let index = (0..=chars.len())
+                .find(|&i| naive_position(&prose, i) == (line, column))
+                .unwrap();
+            prop_assert!(prose.chars().skip(index).collect::<String>().starts_with(&v.number.text));
+            prop_assert_eq!(&v.context, &naive_context(&prose, line, column));
+        }
+    }
+}
