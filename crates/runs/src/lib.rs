@@ -51,12 +51,14 @@ mod error;
 mod execute;
 pub mod files;
 pub mod ledger;
+pub mod merge;
 mod metric;
 mod plan;
 mod player;
 pub mod prereg;
 mod runner;
 mod seeds;
+pub mod shard;
 
 pub use analysis::{AbResult, AgentCurve, AnalysisSettings, Comparison, IntensityCheck, analyse};
 /// Bootstrap replicates B when none is chosen.
@@ -65,10 +67,12 @@ pub use design::{
     Arms, DEFAULT_CALIBRATION, Design, DesignKind, QuotaSetting, SQUEEZE_AT, default_calibration,
 };
 pub use error::{Error, Result};
-pub use execute::{Executed, Progress, execute};
+pub use execute::{Executed, Progress, execute, execute_shard};
 pub use ledger::{Ledger, LedgerContents, Manifest, read_ledger, write_atomic};
+pub use merge::{Merged, merge};
 pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};
 pub use player::Player;
 pub use runner::{Flow, collect, run_all, run_jobs};
 pub use seeds::{format_seeds, parse_seeds};
+pub use shard::{Shard, ShardRun};
