@@ -196,8 +196,9 @@ pub enum MergeError {
 }
 
 fn gaps_message(count: u32, gaps: &[Gap]) -> String {
+    let verb = if gaps.len() == 1 { "is" } else { "are" };
     let mut s = format!(
-        "cannot merge: {} of the {count} shards are missing or incomplete (nothing was written):",
+        "cannot merge: {} of the {count} shards {verb} missing or incomplete (nothing was written):",
         gaps.len()
     );
     for g in gaps {
@@ -518,7 +519,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
             shards: count,
             sources: by_index
                 .values()
-                .map(|s| s.dir.display().to_string())
+                .map(|s| {
+                    std::path::absolute(&s.dir)
+                        .unwrap_or_else(|_| s.dir.clone())
+                        .display()
+                        .to_string()
+                })
                 .collect(),
         }),
         ..first.manifest.clone()

@@ -13,7 +13,7 @@ use clap::Args;
 
 use crate::UsageError;
 use crate::args::{DesignArg, InterfaceArg, MetricArg, SubmissionArg};
-use crate::commands::run::{incomplete_exit, run_with_progress};
+use crate::commands::run::{incomplete_exit, run_with_progress, shard_note};
 use crate::output::print;
 use crate::select;
 
@@ -74,6 +74,11 @@ pub struct AbArgs {
     /// Submission protocol.
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
+    /// Run shard I of N of the design's episodes only (0 ≤ I < N ≤ 4096), without the
+    /// analysis: `benchaudit merge` joins the shards, and this command without --shard on the
+    /// merged --out runs nothing and analyses (docs/scale-out.md).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<benchaudit_runs::Shard>,
 }
 
 /// Runs the subcommand.
@@ -122,7 +127,16 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let arms = design.arms()?;
     let plan = design.plan(players, &arms);
-    let executed = run_with_progress(&args.out, design.config(&plan, &arms), &plan, args.jobs)?;
+    let config = design.config(&plan, &arms);
+    let executed = run_with_progress(&args.out, config, &plan, args.jobs, args.shard)?;
+    if args.shard.is_some() {
+        shard_note(
+            args.shard,
+            &args.out,
+            ", then this command without --shard and with --out RUN_DIR analyses it (running nothing)",
+        );
+        return Ok(incomplete_exit(&executed, &args.out));
+    }
     let names = plan.player_names();
     let settings = AnalysisSettings {
         metric,
