@@ -106,8 +106,18 @@ done
 say "cluster up: $(sinfo -V) on $(dpkg-query -W -f '${Version}' slurm-wlm 2>/dev/null || echo '?'), munge $(munged --version 2>&1 | awk '{print $2; exit}'): $(sinfo -h -o '%P %D node(s) %c CPUs %T')"
 
 # The array, then the merge as a job depending on it; --wait returns the merge's exit code.
+# Each array task runs the binary through a shim that records the process's own wall time.
+cat >"$WORK/timed" <<EOF
+#!/usr/bin/env bash
+start=\$(date +%s.%N)
+"$BIN" "\$@"
+rc=\$?
+echo "\$start \$(date +%s.%N)" >"$WORK/wall-\${SLURM_ARRAY_TASK_ID:-merge}"
+exit \$rc
+EOF
+chmod +x "$WORK/timed"
 TA=$(date +%s.%N)
-ARRAY=$(RUNS="$WORK/runs" RUN_ARGS="$RUN_ARGS" BENCHAUDIT="$BIN" \
+ARRAY=$(RUNS="$WORK/runs" RUN_ARGS="$RUN_ARGS" BENCHAUDIT="$WORK/timed" \
   sbatch --parsable --array=0-$((SHARDS - 1)) --chdir="$WORK" --output="$WORK/shard-%a.log" \
   "$ROOT/scripts/scale-out/slurm-array.sbatch")
 say "submitted job array $ARRAY: $SHARDS shards of: run $RUN_ARGS"
@@ -159,7 +169,8 @@ say "report.md of the merged run == the single-process run's (run directory asid
 # start, plan, assignment, hashes, ledger read), the merge alone.
 for i in $(seq 0 $((SHARDS - 1))); do
   n=$(wc -l <"$WORK/runs/shard-$i/episodes.jsonl")
-  echo "shard $i/$SHARDS: $n episodes, $(inside "$WORK/runs/shard-$i") ms inside episodes"
+  wall=$(awk '{ printf "%.2f", $2 - $1 }' "$WORK/wall-$i")
+  echo "shard $i/$SHARDS: $n episodes, process wall $wall s, $(inside "$WORK/runs/shard-$i") ms inside episodes"
 done
 TO=$(date +%s.%N)
 for _ in 1 2 3 4 5; do "$BIN" run $RUN_ARGS --shard 0/"$SHARDS" --out "$WORK/runs/shard-0" >/dev/null 2>&1; done

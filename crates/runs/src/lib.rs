@@ -4,7 +4,9 @@
 //! of [`RunOptions`](benchaudit_agents::RunOptions), e.g. a stress arm). The runner plays its
 //! [`Job`]s on worker threads ([`run_jobs`], [`collect`]); [`execute`] runs a plan into the
 //! resumable, locked, append-only run [`Ledger`] (SPEC §6), reporting [`Progress`] through a
-//! callback so the library prints nothing. The stress designs of SPEC §5 are data
+//! callback so the library prints nothing. A plan splits into deterministic [`shard`]s
+//! ([`execute_shard`]) that any scheduler can run, and [`merge()`](merge::merge) joins their ledgers into one
+//! run, verified against the plan hash. The stress designs of SPEC §5 are data
 //! ([`Design`]: matched-mean, quota and squeeze, slack sweep, degradation) with their
 //! [`analysis`], and a design run can be held to a frozen [`prereg`]istration.
 //!

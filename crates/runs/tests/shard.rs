@@ -499,7 +499,7 @@ fn llm_episodes_are_spread_before_rule_episodes_fill_in() {
 fn options(i: usize) -> RunOptions {
     RunOptions {
         episode: EpisodeOptions {
-            interface: if i % 2 == 0 {
+            interface: if i.is_multiple_of(2) {
                 InterfaceProfile::Legacy
             } else {
                 InterfaceProfile::Strict
