@@ -292,11 +292,17 @@ fn compare(a: &Source, b: &Source) -> Result<Option<MergeError>> {
     Ok(None)
 }
 
-/// Takes `dir/.lock` if it exists; `Ok(None)` with `running = true` when another process holds
-/// it.
+/// Takes `dir/.lock` if it exists; `(None, true)` when another process holds it. Where the lock
+/// cannot be taken at all (a read-only mount, a filesystem without locks) the shard is read
+/// unlocked: its completeness is still checked record by record.
 fn hold(dir: &Path) -> Result<(Option<File>, bool)> {
     let path = dir.join(".lock");
-    let file = match File::open(&path) {
+    let opened = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .or_else(|_| File::open(&path));
+    let file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, false)),
         Err(e) => return Err(Error::io(format!("opening {}", path.display()))(e)),
@@ -304,7 +310,7 @@ fn hold(dir: &Path) -> Result<(Option<File>, bool)> {
     match file.try_lock() {
         Ok(()) => Ok((Some(file), false)),
         Err(fs::TryLockError::WouldBlock) => Ok((None, true)),
-        Err(fs::TryLockError::Error(e)) => Err(Error::io(format!("locking {}", path.display()))(e)),
+        Err(fs::TryLockError::Error(_)) => Ok((None, false)),
     }
 }
 

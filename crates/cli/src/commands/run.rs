@@ -226,7 +226,10 @@ pub fn run_with_progress(
     shard: Option<Shard>,
 ) -> anyhow::Result<Executed> {
     let shard = shard
-        .map(|s| ShardRun::from_args(s, std::env::args(), out))
+        .map(|s| {
+            let args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
+            ShardRun::from_args(s, args, out)
+        })
         .transpose()?;
     use std::io::IsTerminal;
     // On a terminal: a bar. Otherwise (a pipe, a log file, CI): plain lines, one when work
