@@ -1,6 +1,6 @@
 //! Deterministic shards of a run plan (issue 19): shard `I/N` holds a fixed subset of the plan's
 //! episodes, chosen from the plan alone, so any scheduler (a Slurm job array, a Kubernetes
-//! Indexed Job, a shell loop over machines) can run the shards and [`merge`](crate::merge)
+//! Indexed Job, a shell loop over machines) can run the shards and [`merge`](crate::merge::merge)
 //! puts their ledgers back together.
 //!
 //! **The assignment.** The plan's distinct episodes (by [`EpisodeKey`]) are sorted by expected
