@@ -27,6 +27,8 @@ pub enum Command {
     Score(ScoreArgs),
     /// Run policies × levels × tasks × seeds into a resumable run ledger.
     Run(crate::commands::run::RunArgs),
+    /// Join the shards of a plan (`run --shard I/N`) into one verified run directory.
+    Merge(crate::commands::merge::MergeArgs),
     /// The main job: the key-free self-audit of ComtradeBench (card, report, figures).
     Audit(crate::commands::audit::AuditArgs),
     /// Reject any figure in prose that is absent from a JSON document.

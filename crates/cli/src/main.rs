@@ -1,7 +1,7 @@
 //! The `benchaudit` binary: wires the library crates together. Data goes to stdout, messages
 //! to stderr; exit codes: 0 ok, 1 a finding (e.g. a failed oracle check), 2 bad usage or input
 //! (or a provider refusal that stopped a run), 3 an incomplete run (`run`/`ab`: episodes ended
-//! in `infra_error`; the same command retries them).
+//! in `infra_error`; the same command retries them; `merge`: shards missing or incomplete).
 
 mod args;
 mod cli;
@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         Command::Truth(args) => commands::truth::run(&args),
         Command::Score(args) => commands::score::run(&args),
         Command::Run(args) => commands::run::run(&args),
+        Command::Merge(args) => commands::merge::run(&args),
         Command::Audit(args) => commands::audit::run(&args),
         Command::Guard(args) => commands::guard::run(&args),
         Command::Ab(args) => commands::ab::run(&args),

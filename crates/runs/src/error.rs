@@ -44,6 +44,10 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// Shard directories that cannot be merged (the message names the field, the shard or the
+    /// episode, and for missing or incomplete shards the commands that complete them).
+    #[error(transparent)]
+    Merge(#[from] crate::merge::MergeError),
     /// A statistic of a design could not be computed.
     #[error(transparent)]
     Stats(#[from] benchaudit_stats::StatsError),

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::ledger::{Ledger, Manifest};
 use crate::plan::{Job, Plan};
 use crate::runner::{Flow, run_jobs};
+use crate::shard::ShardRun;
 
 /// What [`execute`] reports while it works, for the caller to show (the library prints
 /// nothing).
@@ -72,10 +73,42 @@ pub fn execute(
     threads: usize,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Executed> {
-    let jobs = plan.jobs();
+    run_into(dir, &Manifest::new(config)?, plan.jobs(), threads, progress)
+}
+
+/// [`execute`] for one shard of `plan` ([`Shard::jobs`]): the run directory holds that shard's
+/// episodes only, and its manifest records the shard, the plan hash and `run`'s command (see
+/// [`ShardManifest`](crate::shard::ShardManifest)). A resume must present the same shard of the
+/// same plan. [`Executed::records`] are the shard's.
+///
+/// [`Shard::jobs`]: crate::shard::Shard::jobs
+///
+/// # Errors
+/// As [`execute`]; a directory holding an unsharded run, another shard or a shard of another
+/// plan is refused naming the field.
+pub fn execute_shard(
+    dir: &Path,
+    config: Value,
+    plan: &Plan,
+    run: &ShardRun,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Executed> {
+    let manifest = Manifest::new(config.clone())?.with_shard(run.manifest(&config, plan)?);
+    run_into(dir, &manifest, run.shard.jobs(plan), threads, progress)
+}
+
+/// Runs `jobs` into the ledger at `dir` under `manifest`.
+fn run_into(
+    dir: &Path,
+    manifest: &Manifest,
+    jobs: Vec<Job<'_>>,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Executed> {
     let mut planned = HashSet::new();
     let unique: Vec<&Job<'_>> = jobs.iter().filter(|j| planned.insert(&j.key)).collect();
-    let mut manifest = Manifest::new(config)?;
+    let mut manifest = manifest.clone();
     manifest.planned = Some(unique.len());
     let mut ledger = Ledger::open(dir, &manifest)?;
     let work: Vec<Job<'_>> = unique

@@ -33,6 +33,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::merge::MergedFrom;
+use crate::shard::ShardManifest;
 
 /// Written once per run directory; a resume must present the same tool, version, registry and
 /// `config`.
@@ -50,6 +52,13 @@ pub struct Manifest {
     /// in manifests written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned: Option<usize>,
+    /// Set when the run is one shard of a plan (`--shard I/N`): which shard, the plan's hash,
+    /// what the shard holds and the command that completes it. Absent in an unsharded run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardManifest>,
+    /// Set when the run was put together from shards by [`merge`](crate::merge::merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedFrom>,
 }
 
 /// The configuration lists a resume may widen or narrow (compared as sets: their order and
@@ -89,9 +98,18 @@ fn quote(v: &Value) -> String {
     s
 }
 
+/// One place where two JSON values differ: its path and both values, quoted (`None`: absent).
+pub(crate) type Difference = (String, Option<String>, Option<String>);
+
 /// The JSON paths where `recorded` and `now` differ, at most `limit` of them, each with both
-/// values (`config.seeds: recorded [0,1], now [0,1,2]`).
-fn differences(recorded: &Value, now: &Value, path: &str, limit: usize, out: &mut Vec<String>) {
+/// values.
+pub(crate) fn differences(
+    recorded: &Value,
+    now: &Value,
+    path: &str,
+    limit: usize,
+    out: &mut Vec<Difference>,
+) {
     if out.len() >= limit || recorded == now {
         return;
     }
@@ -102,11 +120,7 @@ fn differences(recorded: &Value, now: &Value, path: &str, limit: usize, out: &mu
                 let sub = format!("{path}.{k}");
                 match (a.get(k), b.get(k)) {
                     (Some(x), Some(y)) => differences(x, y, &sub, limit, out),
-                    (Some(x), None) => {
-                        out.push(format!("{sub}: recorded {}, now absent", quote(x)))
-                    }
-                    (None, Some(y)) => out.push(format!("{sub}: absent, now {}", quote(y))),
-                    (None, None) => {}
+                    (x, y) => out.push((sub, x.map(quote), y.map(quote))),
                 }
                 if out.len() >= limit {
                     return;
@@ -118,11 +132,17 @@ fn differences(recorded: &Value, now: &Value, path: &str, limit: usize, out: &mu
                 differences(x, y, &format!("{path}[{i}]"), limit, out);
             }
         }
-        _ => out.push(format!(
-            "{path}: recorded {}, now {}",
-            quote(recorded),
-            quote(now)
-        )),
+        _ => out.push((path.to_string(), Some(quote(recorded)), Some(quote(now)))),
+    }
+}
+
+/// `config.seeds: recorded [0,1], now [0,1,2]`.
+fn describe_difference((path, recorded, now): &Difference) -> String {
+    match (recorded, now) {
+        (Some(r), Some(n)) => format!("{path}: recorded {r}, now {n}"),
+        (Some(r), None) => format!("{path}: recorded {r}, now absent"),
+        (None, Some(n)) => format!("{path}: absent, now {n}"),
+        (None, None) => path.clone(),
     }
 }
 
@@ -145,7 +165,16 @@ impl Manifest {
             registry_sha256: sha256_hex(registry.as_bytes()),
             config,
             planned: None,
+            shard: None,
+            merged: None,
         })
+    }
+
+    /// The same manifest for one shard of the plan.
+    #[must_use]
+    pub fn with_shard(mut self, shard: ShardManifest) -> Manifest {
+        self.shard = Some(shard);
+        self
     }
 
     /// Reads `dir/manifest.json`, if there is one.
@@ -202,7 +231,24 @@ impl Manifest {
             )));
         }
         match self.compare_plans(now)? {
-            Ok(_) => Ok(None),
+            // A shard belongs to one plan: it is never widened or narrowed.
+            Ok(kind) if kind != Resume::Same && (self.shard.is_some() || now.shard.is_some()) => {
+                let mut found = Vec::new();
+                differences(
+                    &canonical(&self.config)?,
+                    &canonical(&now.config)?,
+                    "config",
+                    5,
+                    &mut found,
+                );
+                let diffs: Vec<String> = found.iter().map(describe_difference).collect();
+                Ok(Some(format!(
+                    "{} holds a shard of another plan ({}); a shard's plan is fixed: resume it with the command that started it or choose another --out",
+                    dir.display(),
+                    diffs.join("; ")
+                )))
+            }
+            Ok(_) => Ok(shard_refusal(self.shard.as_ref(), now.shard.as_ref(), dir)),
             Err(diffs) => Ok(Some(format!(
                 "{} holds a run with a different configuration ({}); resume it with an equivalent command, widen its lists, or choose another --out",
                 dir.display(),
@@ -228,7 +274,7 @@ impl Manifest {
         let (Value::Object(a), Value::Object(b)) = (&recorded, &wanted) else {
             let mut diffs = Vec::new();
             differences(&recorded, &wanted, "config", 5, &mut diffs);
-            return Ok(Err(diffs));
+            return Ok(Err(diffs.iter().map(describe_difference).collect()));
         };
         let (mut diffs, mut wider, mut narrower) = (Vec::new(), Vec::new(), Vec::new());
         let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
@@ -254,7 +300,11 @@ impl Manifest {
                         ));
                     }
                 }
-                (Some(x), Some(y)) => differences(x, y, &format!("config.{k}"), 5, &mut diffs),
+                (Some(x), Some(y)) => {
+                    let mut found = Vec::new();
+                    differences(x, y, &format!("config.{k}"), 5, &mut found);
+                    diffs.extend(found.iter().map(describe_difference));
+                }
                 (Some(x), None) => {
                     diffs.push(format!("config.{k}: recorded {}, now absent", quote(x)))
                 }
@@ -276,6 +326,44 @@ impl Manifest {
                 narrower.join(", ")
             )]),
         })
+    }
+}
+
+/// Why a run recorded as shard `recorded` (or unsharded, `None`) cannot be resumed as `now`.
+fn shard_refusal(
+    recorded: Option<&ShardManifest>,
+    now: Option<&ShardManifest>,
+    dir: &Path,
+) -> Option<String> {
+    let at = dir.join("manifest.json");
+    let at = at.display();
+    match (recorded, now) {
+        (None, None) => None,
+        (None, Some(n)) => Some(format!(
+            "{at}: shard: the run there is not a shard (it was recorded without --shard), this is shard {}; choose another --out for the shard",
+            n.shard()
+        )),
+        (Some(r), None) => Some(format!(
+            "{at}: shard: the run there is shard {} of a plan; resume it with --shard {} (its command: {}) or choose another --out",
+            r.shard(),
+            r.shard(),
+            r.resume_line()
+        )),
+        (Some(r), Some(n)) if r.shard() != n.shard() => Some(format!(
+            "{at}: shard: recorded {}, now {}; a shard directory holds one shard: resume it with --shard {} or choose another --out",
+            r.shard(),
+            n.shard(),
+            r.shard()
+        )),
+        (Some(r), Some(n)) if r.plan_sha256 != n.plan_sha256 => Some(format!(
+            "{at}: shard.plan_sha256: recorded {}, now {}: the shard belongs to another plan; resume it with the command that started it or choose another --out",
+            r.plan_sha256, n.plan_sha256
+        )),
+        (Some(r), Some(n)) if r.episodes_sha256 != n.episodes_sha256 => Some(format!(
+            "{at}: shard.episodes_sha256: recorded {}, now {}: the shard holds other episodes; resume it with the command that started it or choose another --out",
+            r.episodes_sha256, n.episodes_sha256
+        )),
+        (Some(_), Some(_)) => None,
     }
 }
 

@@ -4,7 +4,9 @@
 //! of [`RunOptions`](benchaudit_agents::RunOptions), e.g. a stress arm). The runner plays its
 //! [`Job`]s on worker threads ([`run_jobs`], [`collect`]); [`execute`] runs a plan into the
 //! resumable, locked, append-only run [`Ledger`] (SPEC §6), reporting [`Progress`] through a
-//! callback so the library prints nothing. The stress designs of SPEC §5 are data
+//! callback so the library prints nothing. A plan splits into deterministic [`shard`]s
+//! ([`execute_shard`]) that any scheduler can run, and [`merge()`](merge::merge) joins their ledgers into one
+//! run, verified against the plan hash. The stress designs of SPEC §5 are data
 //! ([`Design`]: matched-mean, quota and squeeze, slack sweep, degradation) with their
 //! [`analysis`], and a design run can be held to a frozen [`prereg`]istration.
 //!
@@ -51,6 +53,7 @@ mod error;
 mod execute;
 pub mod files;
 pub mod ledger;
+pub mod merge;
 mod metric;
 pub mod outdir;
 mod plan;
@@ -59,6 +62,7 @@ pub mod prereg;
 mod runner;
 mod seeds;
 pub mod served;
+pub mod shard;
 
 pub use analysis::{AbResult, AgentCurve, AnalysisSettings, Comparison, IntensityCheck, analyse};
 /// Bootstrap replicates B when none is chosen.
@@ -67,10 +71,12 @@ pub use design::{
     Arms, DEFAULT_CALIBRATION, Design, DesignKind, QuotaSetting, SQUEEZE_AT, default_calibration,
 };
 pub use error::{Error, Result};
-pub use execute::{Executed, Progress, execute};
+pub use execute::{Executed, Progress, execute, execute_shard};
 pub use ledger::{Ledger, LedgerContents, Manifest, Resume, read_ledger, write_atomic};
+pub use merge::{Merged, merge};
 pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};
 pub use player::Player;
 pub use runner::{Flow, collect, run_all, run_jobs};
 pub use seeds::{format_seeds, parse_seeds};
+pub use shard::{Shard, ShardRun};

@@ -13,7 +13,7 @@ use clap::Args;
 
 use crate::UsageError;
 use crate::args::{DesignArg, InterfaceArg, JobsArg, MetricArg, SubmissionArg};
-use crate::commands::run::{incomplete_exit, run_with_progress};
+use crate::commands::run::{incomplete_exit, run_with_progress, shard_note};
 use crate::output::{print, print_json};
 use crate::select;
 
@@ -79,6 +79,11 @@ pub struct AbArgs {
     /// Print the analysis (what ab.json holds) as one JSON object on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Run shard I of N of the design's episodes only (0 ≤ I < N ≤ 4096), without the
+    /// analysis: `benchaudit merge` joins the shards, and this command without --shard on the
+    /// merged --out runs nothing and analyses (docs/scale-out.md).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<benchaudit_runs::Shard>,
 }
 
 /// Runs the subcommand.
@@ -127,12 +132,16 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let arms = design.arms()?;
     let plan = design.plan(players, &arms);
-    let executed = run_with_progress(
-        &args.out,
-        design.config(&plan, &arms),
-        &plan,
-        args.jobs.get(),
-    )?;
+    let config = design.config(&plan, &arms);
+    let executed = run_with_progress(&args.out, config, &plan, args.jobs.get(), args.shard)?;
+    if args.shard.is_some() {
+        shard_note(
+            args.shard,
+            &args.out,
+            ", then this command without --shard and with --out RUN_DIR analyses it (running nothing)",
+        );
+        return Ok(incomplete_exit(&executed, &args.out));
+    }
     let names = plan.player_names();
     let settings = AnalysisSettings {
         metric,

@@ -6,6 +6,7 @@ pub mod export;
 pub mod guard;
 pub mod import;
 pub mod mcp;
+pub mod merge;
 pub mod policies;
 pub mod prereg;
 pub mod report;

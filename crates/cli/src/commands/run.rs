@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use benchaudit_agents::RunOptions;
 use benchaudit_agents::llm::{AgentOptions, ModelOverrides, build_agents, preflight_agents};
 use benchaudit_comtrade::EpisodeOptions;
-use benchaudit_runs::{Executed, Plan, Player, Progress, execute};
+use benchaudit_runs::{Executed, Plan, Player, Progress, Shard, ShardRun, execute, execute_shard};
 use clap::Args;
 use serde_json::Value;
 
@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// Print the summary as one JSON object on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Run shard I of N only (0 ≤ I < N ≤ 4096): a fixed share of the episodes, into its own
+    /// --out; `benchaudit merge` joins the shards (docs/scale-out.md).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
     /// Real models and how to reach them.
     #[command(flatten)]
     pub models: ModelArgs,
@@ -182,14 +186,26 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         reward: args.reward.into(),
         stress: None,
     });
-    let executed = run_with_progress(&args.out, plan.config(), &plan, args.jobs.get())?;
+    let executed = run_with_progress(&args.out, plan.config(), &plan, args.jobs.get(), args.shard)?;
     let summary = benchaudit_report::text::RunSummary::of(&executed.records);
     if args.json {
         print_json(&summary)?;
     } else {
         print(&summary.text())?;
     }
+    shard_note(args.shard, &args.out, "");
     Ok(incomplete_exit(&executed, &args.out))
+}
+
+/// After a shard: how to join it with the others (stderr).
+pub fn shard_note(shard: Option<Shard>, out: &Path, then: &str) {
+    if let Some(s) = shard {
+        eprintln!(
+            "shard {s} recorded in {}; when all {} shards are, join them: benchaudit merge SHARD_DIR... --out RUN_DIR{then}",
+            out.display(),
+            s.count
+        );
+    }
 }
 
 /// Exit code 3 when episodes of this invocation ended in `infra_error` (said on stderr after
@@ -207,14 +223,21 @@ pub fn incomplete_exit(executed: &Executed, out: &Path) -> ExitCode {
     ExitCode::from(3)
 }
 
-/// Runs `plan` into the ledger at `out` with a progress bar on stderr (and the notes of a
-/// resume); shared by `run` and `ab`.
+/// Runs `plan` (or one shard of it) into the ledger at `out` with a progress bar on stderr (and
+/// the notes of a resume); shared by `run` and `ab`.
 pub fn run_with_progress(
     out: &Path,
     config: Value,
     plan: &Plan,
     jobs: usize,
+    shard: Option<Shard>,
 ) -> anyhow::Result<Executed> {
+    let shard = shard
+        .map(|s| {
+            let args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
+            ShardRun::from_args(s, args, out)
+        })
+        .transpose()?;
     use std::io::IsTerminal;
     // On a terminal: a bar. Otherwise (a pipe, a log file, CI): plain lines, one when work
     // starts and one at most every 10 s, so a long run shows it is alive without flooding.
@@ -222,7 +245,7 @@ pub fn run_with_progress(
     let mut bar: Option<indicatif::ProgressBar> = None;
     let start = std::time::Instant::now();
     let mut last_line = start;
-    let executed = execute(out, config, plan, jobs, &mut |p| match p {
+    let mut on_progress = |p: Progress| match p {
         Progress::Started {
             recorded,
             to_run,
@@ -277,7 +300,11 @@ pub fn run_with_progress(
                 );
             }
         }
-    });
+    };
+    let executed = match &shard {
+        Some(run) => execute_shard(out, config, plan, run, jobs, &mut on_progress),
+        None => execute(out, config, plan, jobs, &mut on_progress),
+    };
     if let Some(b) = bar {
         b.finish_and_clear();
     }
