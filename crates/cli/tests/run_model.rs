@@ -332,7 +332,12 @@ fn model_setup_errors_are_usage_errors_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
+        // Issue 13: an unreachable endpoint fails fast, in one line, before the run starts.
+        (
+            &["--model", "local:x", "--base-url", "http://127.0.0.1:9/v1"],
+            "preflight: local:x at http://127.0.0.1:9/v1/chat/completions: cannot reach the server",
+        ),
         (
             &[
                 "--model",
@@ -366,6 +371,7 @@ fn model_setup_errors_are_usage_errors_before_anything_runs() {
         assert_eq!(o.status.code(), Some(2), "{extra:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(needle), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
         assert!(!Path::new(out).join("episodes.jsonl").exists());
     }
 }

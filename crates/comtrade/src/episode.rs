@@ -5,6 +5,10 @@
 //! the call spends one unit; invalid arguments → 422 (retry flag per interface profile); the
 //! call is then the next *valid* request (ordinal r, 1-based); a planned fault at r → 429/500;
 //! else the page is served with r's injections.
+//!
+//! Why one long file: the episode is one state machine (budget, faults, injections, stress,
+//! submission); its transitions share the counters and must be read in order. A sixth of it is
+//! tests.
 
 use serde::Serialize;
 

@@ -1,5 +1,9 @@
-//! The terminal tables of `benchaudit run` and `benchaudit ab`: short summaries of records and
-//! of a design's analysis (the full numbers are in the ledger, `stats.json` and `ab.json`).
+//! The terminal summaries of `benchaudit run`, `ab` and `audit`: short summaries of records, of
+//! a design's analysis and of an audit (the full numbers are in the ledger, `stats.json`,
+//! `ab.json` and `audit.json`), as text and, for `--json`, as data.
+//!
+//! Why one long file: every terminal summary (`run`, `ab`, `audit`) and its `--json` form live
+//! together, so the text and the data a script reads come from one struct each.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -413,54 +417,6 @@ pub fn ab_summary(design: &Design, result: &AbResult) -> String {
     text
 }
 
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use benchaudit_agents::{Level, Outcome, RuleKind};
-    use benchaudit_runs::{Plan, Player, run_all};
-
-    use super::run_summary;
-
-    #[test]
-    fn run_summary_aligns_counts_overflows_and_shows_infra_both_ways() {
-        let t3 = benchaudit_comtrade::task("T3_duplicates").unwrap();
-        let plan = Plan::new(
-            vec![Player::rule(RuleKind::Oracle)],
-            vec![Level::L2],
-            vec![t3],
-            (0..4).collect(),
-        );
-        let mut records = run_all(&plan, 1);
-        records[0].outcome = Outcome::InfraError;
-        records[0].scores = None;
-        records[1].outcome = Outcome::ContextOverflow;
-        let text = run_summary(&records);
-        let lines: Vec<&str> = text.lines().collect();
-        // Header and row columns line up (the level is padded like its header).
-        assert_eq!(
-            lines[0].find(" n "),
-            Some(lines[1].find(" 3 ").unwrap()),
-            "{text}"
-        );
-        assert_eq!(lines[0].len(), lines[1].len(), "{text}");
-        assert!(
-            lines[1].starts_with("oracle           L2         3    1.000"),
-            "{text}"
-        );
-        assert!(
-            lines[1].ends_with("       1      1"),
-            "overflow 1, infra 1: {text}"
-        );
-        // Three scored episodes of F1 1: 1.000 without the infra error, 0.750 with it as 0.
-        assert!(
-            text.contains(
-                "oracle L2: 1.000 excluded, 0.750 as 0 (1 of 4 episodes were infra errors)"
-            ),
-            "{text}"
-        );
-    }
-}
-
 /// One card's verdicts as `benchaudit audit` prints them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CardVerdicts {
@@ -610,5 +566,53 @@ impl AuditSummary {
             self.seconds
         );
         out
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use benchaudit_agents::{Level, Outcome, RuleKind};
+    use benchaudit_runs::{Plan, Player, run_all};
+
+    use super::run_summary;
+
+    #[test]
+    fn run_summary_aligns_counts_overflows_and_shows_infra_both_ways() {
+        let t3 = benchaudit_comtrade::task("T3_duplicates").unwrap();
+        let plan = Plan::new(
+            vec![Player::rule(RuleKind::Oracle)],
+            vec![Level::L2],
+            vec![t3],
+            (0..4).collect(),
+        );
+        let mut records = run_all(&plan, 1);
+        records[0].outcome = Outcome::InfraError;
+        records[0].scores = None;
+        records[1].outcome = Outcome::ContextOverflow;
+        let text = run_summary(&records);
+        let lines: Vec<&str> = text.lines().collect();
+        // Header and row columns line up (the level is padded like its header).
+        assert_eq!(
+            lines[0].find(" n "),
+            Some(lines[1].find(" 3 ").unwrap()),
+            "{text}"
+        );
+        assert_eq!(lines[0].len(), lines[1].len(), "{text}");
+        assert!(
+            lines[1].starts_with("oracle           L2         3    1.000"),
+            "{text}"
+        );
+        assert!(
+            lines[1].ends_with("       1      1"),
+            "overflow 1, infra 1: {text}"
+        );
+        // Three scored episodes of F1 1: 1.000 without the infra error, 0.750 with it as 0.
+        assert!(
+            text.contains(
+                "oracle L2: 1.000 excluded, 0.750 as 0 (1 of 4 episodes were infra errors)"
+            ),
+            "{text}"
+        );
     }
 }

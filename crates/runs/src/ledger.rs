@@ -22,6 +22,9 @@
 //!   included; serde_json is built with `float_roundtrip`), and be made by the same tool
 //!   version on the same task registry; the refusal names the field that differs. An
 //!   `episodes.jsonl` with records but no manifest is refused, never adopted.
+//!
+//! Why one long file: every rule above (torn lines, corruption, attempts, transcripts, resume)
+//! is enforced here and nowhere else, so a reader of the ledger and its writer cannot disagree.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};

@@ -9,6 +9,10 @@
 //! the Holm family. A field the file leaves out takes the default written in
 //! `docs/experiments.md`; `benchaudit prereg freeze` prints every value it froze, defaults
 //! included.
+//!
+//! Why one long file: freezing, verifying, the deviation list and the decision rule read and
+//! write the same frozen document; each field's default, check and deviation sit together so a
+//! field cannot be added to one and forgotten in another.
 
 use std::path::{Path, PathBuf};
 

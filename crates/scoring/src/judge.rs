@@ -1,3 +1,7 @@
+//!
+//! Why one long file: it is a faithful port of one released scorer, six dimensions that read
+//! the same parsed submission, kept in the released order so it can be read against the
+//! original; a split by dimension would scatter the shared parsing state.
 // Over 600 lines: one faithful port of one released rubric; split, its six dimensions would scatter.
 //! The legacy six-dimension judge, ported faithfully from the released benchmark's rubric
 //! (SPEC §3) — defects included, because the judge is the object of study: it grades the

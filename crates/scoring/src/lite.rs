@@ -8,6 +8,10 @@
 //! other line (escapes, floats, nesting, anything malformed) goes through serde_json, which
 //! decides. The scanner accepts only what serde_json accepts and yields what it yields (a
 //! property test pins this), so the fast path changes speed, never a score.
+//!
+//! Why one long file: the fast scanner and the fallback it must agree with are one contract;
+//! splitting them would put the two halves of one invariant in two places. About a quarter of
+//! it is the tests that pin that agreement.
 
 use std::borrow::Cow;
 use std::fmt;

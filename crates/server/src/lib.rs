@@ -34,6 +34,10 @@
 //! server.await.unwrap().unwrap();
 //! # });
 //! ```
+//!
+//! Why one long file: it is the server's wiring (configuration and its validated ranges, the
+//! router, the accept loop with its limits, shutdown, stdio); each piece is short and they are
+//! read together when a limit changes.
 #![deny(missing_docs)]
 
 pub mod answer;

@@ -38,6 +38,10 @@
 //! connection idle timeout is closed; the `Origin` of a browser must be an allowed host (a web
 //! page cannot drive a local server through the user's browser); an episode lives in the
 //! app's store (under its cap, and closed with its socket).
+//!
+//! Why one long file: it is one protocol (the OpenEnv wire format: reset, step, state, the
+//! WebSocket session and its schema), mapped onto the app's one tool path; the JSON schemas it
+//! serves are most of its length.
 
 use std::sync::Arc;
 use std::time::Duration;

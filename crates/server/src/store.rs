@@ -13,6 +13,10 @@
 //! pops the queue front, re-queuing (with its newer time) any episode touched since it was
 //! queued — an approximation of LRU in which an episode used since it was queued is always
 //! passed over. Every touch costs O(1) and every eviction amortised O(1).
+//!
+//! Why one long file: the store's index, eviction queue, tombstones and id MAC share one lock
+//! and one invariant (every issued id answers 410 once gone); a quarter of it is the tests of
+//! that invariant.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;

@@ -1,3 +1,6 @@
+//!
+//! Why one long file: schedule, policy, quota and trace advance in one step function; the
+//! step's order is the engine's semantics. Over a third of it is tests.
 // Over 600 lines: the step protocol and the unit tests that pin it (368 lines of code) read together.
 //! The agent–environment boundary: schedule, policy, quota and trace tied together.
 

@@ -5,6 +5,10 @@
 //! shown to the model and never counted as its decisions; when the retries run out the caller
 //! gets a [`ClientError`] and the episode becomes `infra_error`. No key ever appears in what
 //! this module returns: errors and bodies are scrubbed before they leave it.
+//!
+//! Why one long file: retries, backoff, `Retry-After`, the rate limiter and key scrubbing act
+//! on the same request and response; each is small, and the scrubbing must see every path a
+//! body can leave by. A fifth of it is tests.
 
 use std::collections::hash_map::RandomState;
 use std::fmt;

@@ -4,6 +4,10 @@
 //! and each reply's tool calls become the next actions. L1: one question per fault. L0: one
 //! request to fill the slots. Every request spends from the episode's output-token budget;
 //! provider faults are the client's business and surface only as `infra_error`.
+//!
+//! Why one long file: the three levels' conversations share the message log, the token budget
+//! and the tool-call readers (native, text protocol, lenient); splitting by level would copy
+//! those.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -24,6 +24,10 @@
 //! call", so every output without a call (refusal, empty, garbage) is as good as the anchor
 //! and every output that attempts a call (in any syntax, broken or not) is worse. The anchor is
 //! the output the others are compared with; "n/a" forgeries are not built for that kind.
+//!
+//! Why one long file: the forgeries of every kind and their intended order are one table;
+//! keeping them together is what lets the test check the order is complete. A quarter of it is
+//! tests.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
