@@ -169,7 +169,15 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
-const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#191919;line-height:1.45}\
+/// A document with at least this many sections gets a table of contents.
+const TOC_FROM: usize = 4;
+
+/// Tables with more rows than this are collapsible (`<details>`).
+const FOLD_ROWS: usize = 16;
+
+const STYLE: &str = "nav.toc{border:1px solid #d0d0d0;padding:.5em 1em;margin:1em 0;display:inline-block}\
+summary{cursor:pointer;color:#1f4e8c;margin:.5em 0}\
+body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#191919;line-height:1.45}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}\
 th,td{border:1px solid #d0d0d0;padding:4px 8px}th{background:#f2f2f2}\
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}\
@@ -189,11 +197,32 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>",
         escape(title)
     );
+    // Big documents get a table of contents after their title (section headings link to it).
+    let sections: Vec<&str> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Heading(2, text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let toc = sections.len() >= TOC_FROM;
+    let mut section = 0;
     for block in blocks {
         match block {
+            Block::Heading(2, text) if toc => {
+                section += 1;
+                let _ = writeln!(out, "<h2 id=\"s{section}\">{}</h2>", inline(text));
+            }
             Block::Heading(level, text) => {
                 let l = (*level).clamp(1, 6);
                 let _ = writeln!(out, "<h{l}>{}</h{l}>", inline(text));
+                if l == 1 && toc && section == 0 {
+                    out.push_str("<nav class=\"toc\"><strong>Contents</strong>\n<ol>\n");
+                    for (i, s) in sections.iter().enumerate() {
+                        let _ = writeln!(out, "<li><a href=\"#s{}\">{}</a></li>", i + 1, inline(s));
+                    }
+                    out.push_str("</ol></nav>\n");
+                }
             }
             Block::Paragraph(text) => {
                 let _ = writeln!(out, "<p>{}</p>", inline(text));
@@ -217,6 +246,11 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                         ""
                     }
                 };
+                // A long table (per task, per seed) folds away; the short ones stay open.
+                let fold = rows.len() > FOLD_ROWS;
+                if fold {
+                    out.push_str("<details><summary>the full table (click to expand)</summary>\n");
+                }
                 out.push_str("<table>\n<thead><tr>");
                 for (i, h) in header.iter().enumerate() {
                     let _ = write!(out, "<th{}>{}</th>", class(i), inline(h));
@@ -230,6 +264,9 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                     out.push_str("</tr>\n");
                 }
                 out.push_str("</tbody>\n</table>\n");
+                if fold {
+                    out.push_str("</details>\n");
+                }
             }
             Block::Figure(f) => {
                 let _ = writeln!(
@@ -249,7 +286,45 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn big_documents_get_contents_and_long_tables_fold() {
+        let mut blocks = vec![Block::Heading(1, "Report".into())];
+        for name in ["Pooled", "Per task", "Level gaps", "Scorers"] {
+            blocks.push(Block::Heading(2, name.into()));
+            blocks.push(Block::Paragraph("text".into()));
+        }
+        let row = |i: usize| vec![format!("T{i}"), "0.500".into()];
+        blocks.push(Block::Table {
+            header: vec!["task".into(), "mean".into()],
+            align: vec![Align::Left, Align::Right],
+            rows: (0..=FOLD_ROWS).map(row).collect(),
+        });
+        blocks.push(Block::Table {
+            header: vec!["task".into(), "mean".into()],
+            align: vec![Align::Left, Align::Right],
+            rows: (0..3).map(row).collect(),
+        });
+        let page = html("t", &blocks);
+        assert!(
+            page.contains("<li><a href=\"#s2\">Per task</a></li>"),
+            "{page}"
+        );
+        assert!(page.contains("<h2 id=\"s4\">Scorers</h2>"), "{page}");
+        let toc_at = page.find("<nav class=\"toc\">").unwrap();
+        assert!(page.find("<h1>Report</h1>").unwrap() < toc_at);
+        assert_eq!(
+            page.matches("<details>").count(),
+            1,
+            "only the long table folds"
+        );
+        assert_eq!(page.matches("</details>").count(), 1);
+        // A small document stays as it was.
+        let small = html("t", &blocks[..3]);
+        assert!(!small.contains("<nav") && !small.contains("id=\"s1\""));
+    }
 
     fn sample() -> Vec<Block> {
         vec![

@@ -5,7 +5,7 @@ use super::bail;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{self, AXIS_LINE, series_color};
+use super::style::{self, series_color};
 use super::{DrawResult, Figure, check_finite};
 
 /// One dose of a curve: the mean and its interval.
@@ -55,6 +55,23 @@ pub struct DegradationData {
 
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 640;
+/// Height of one legend row.
+const LEGEND_ROW: i32 = 24;
+
+impl DegradationData {
+    /// Width of the legend column right of the plot (it never covers data).
+    fn legend_width(&self) -> crate::Result<u32> {
+        Ok(style::max_width(self.series.iter().map(|s| s.label.as_str()), style::LABEL)? + 56)
+    }
+
+    /// Whether every dose is a whole number (k of pass@k): the axis then labels whole numbers.
+    fn whole_doses(&self) -> bool {
+        self.series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .all(|p| p.dose.fract() == 0.0)
+    }
+}
 
 impl Figure for DegradationData {
     fn validate(&self) -> crate::Result<()> {
@@ -81,9 +98,11 @@ impl Figure for DegradationData {
     }
 
     fn size(&self) -> crate::Result<(u32, u32)> {
+        let legend = self.legend_width()?;
+        let rows = u32::try_from(self.series.len()).unwrap_or(u32::MAX);
         Ok((
-            WIDTH.max(style::head_width(&self.title, Some(&self.note))?),
-            HEIGHT,
+            (WIDTH + legend).max(style::head_width(&self.title, Some(&self.note))?),
+            HEIGHT.max(120 + rows.saturating_mul(LEGEND_ROW as u32)),
         ))
     }
 
@@ -106,7 +125,13 @@ impl Figure for DegradationData {
                 .chain(s.seeds.iter().map(|(_, v)| *v))
         });
         let (y_lo, y_hi) = style::axis_range(ys, 0.0, 1.0, 0.03);
-        let area = root.margin(72, 16, 16, 24);
+        let legend = self
+            .legend_width()
+            .map_err(|_| plotters::drawing::DrawingAreaErrorKind::LayoutError)?;
+        let legend_px = i32::try_from(legend).unwrap_or(i32::MAX);
+        let width = root.dim_in_pixel().0 as i32;
+        let area = root.margin(72, 16, 16, 24).margin(0, 0, 0, legend);
+        let whole = self.whole_doses();
         let mut chart = ChartBuilder::on(&area)
             .x_label_area_size(56)
             .y_label_area_size(72)
@@ -116,7 +141,15 @@ impl Figure for DegradationData {
                 .configure_mesh()
                 .x_labels(10)
                 .y_labels(11)
-                .x_label_formatter(&|x| format!("{x:.2}"))
+                .x_label_formatter(&|x| {
+                    if !whole {
+                        format!("{x:.2}")
+                    } else if x.fract().abs() < 1e-9 {
+                        format!("{x:.0}")
+                    } else {
+                        String::new()
+                    }
+                })
                 .y_label_formatter(&|y| format!("{y:.1}"))
                 .x_desc(self.x_label.clone())
                 .y_desc(self.y_label.clone()),
@@ -156,20 +189,73 @@ impl Figure for DegradationData {
                     .map(|p| Circle::new((p.dose, p.mean), 5, color.filled())),
             )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(AXIS_LINE)
-            .label_font(style::text(style::LABEL))
-            .draw()?;
+        // The legend in its own column right of the plot, so it never covers data.
+        let left = width - legend_px + 8;
+        for (k, s) in self.series.iter().enumerate() {
+            let y = 96 + LEGEND_ROW * i32::try_from(k).unwrap_or(i32::MAX / LEGEND_ROW - 96);
+            let color = series_color(k);
+            root.draw(&PathElement::new(
+                vec![(left, y), (left + 22, y)],
+                color.stroke_width(3),
+            ))?;
+            root.draw(&Text::new(
+                s.label.clone(),
+                (left + 30, y),
+                style::text(style::LABEL).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+            ))?;
+        }
         Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_legend_has_its_own_column_and_whole_doses_get_whole_labels() {
+        super::super::ensure_fonts().unwrap();
+        let series = |label: &str, doses: &[f64]| DegradationSeries {
+            label: label.into(),
+            points: doses
+                .iter()
+                .map(|&dose| DegradationPoint {
+                    dose,
+                    mean: 0.5,
+                    lo: 0.4,
+                    hi: 0.6,
+                })
+                .collect(),
+            seeds: vec![],
+        };
+        let mut d = DegradationData {
+            title: "t".into(),
+            x_label: "k".into(),
+            y_label: "p".into(),
+            note: "n".into(),
+            series: vec![series("oracle L2 pass@k", &[1.0, 2.0, 3.0])],
+        };
+        assert!(d.whole_doses());
+        let (w, _) = d.size().unwrap();
+        assert_eq!(
+            w,
+            WIDTH + d.legend_width().unwrap(),
+            "the plot keeps its width"
+        );
+        d.series.push(series(
+            "a much longer series label for the legend",
+            &[0.0, 0.25],
+        ));
+        assert!(!d.whole_doses());
+        assert!(
+            d.size().unwrap().0 > w,
+            "a longer label widens the legend column"
+        );
+    }
 
     #[test]
     fn empty_or_reversed_series_are_rejected() {

@@ -50,9 +50,17 @@ pub const GRID: RGBColor = RGBColor(225, 225, 225);
 /// Axis lines.
 pub const AXIS_LINE: RGBColor = RGBColor(90, 90, 90);
 
-/// The palette colour of series `i` (cycling).
+/// The colour of series `i`: the palette first, then hues spaced by the golden angle at a
+/// darker lightness, so no two series of one figure share a colour however many there are.
 pub fn series_color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+    if let Some(c) = PALETTE.get(i) {
+        return *c;
+    }
+    let n = (i - PALETTE.len()) as f64;
+    let hue = (0.07 + n * 0.618_033_988_749_895).fract();
+    let lightness = [0.38, 0.52, 0.30][(i - PALETTE.len()) % 3];
+    let (r, g, b) = HSLColor(hue, 0.75, lightness).rgb();
+    RGBColor(r, g, b)
 }
 
 /// A text style of `size` in the figure font, dark ink.
@@ -238,6 +246,17 @@ mod tests {
         assert!((lo + 0.7).abs() < 1e-12 && (hi - 1.7).abs() < 1e-12);
         // A degenerate span is widened, not divided by zero.
         assert_eq!(axis_range([], 0.0, 0.0, 0.0), (0.0, 1.0));
+    }
+
+    #[test]
+    fn series_colours_never_repeat_within_a_figure() {
+        let colours: Vec<RGBColor> = (0..64).map(series_color).collect();
+        for (i, a) in colours.iter().enumerate() {
+            for b in &colours[i + 1..] {
+                assert_ne!(a, b, "series {i} shares its colour");
+            }
+        }
+        assert_eq!(series_color(0), PALETTE[0]);
     }
 
     #[test]
