@@ -405,20 +405,23 @@ fn a_resume_over_a_corrupted_complete_line_exits_non_zero_and_leaves_it_in_place
 fn without_a_terminal_progress_is_plain_lines_with_the_resume_hint() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = bin()
-        .args([
-            "run",
-            "--policy",
-            "oracle",
-            "--tasks",
-            "T3_duplicates",
-            "--seeds",
-            "0..3",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run_oracle = || {
+        bin()
+            .args([
+                "run",
+                "--policy",
+                "oracle",
+                "--tasks",
+                "T3_duplicates",
+                "--seeds",
+                "0..3",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = run_oracle();
     assert!(o.status.success());
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(
@@ -431,20 +434,7 @@ fn without_a_terminal_progress_is_plain_lines_with_the_resume_hint() {
     // No bar drawing: no carriage returns, no escape sequences.
     assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
     // A finished run resumes to nothing and says so without a start line.
-    let again = bin()
-        .args([
-            "run",
-            "--policy",
-            "oracle",
-            "--tasks",
-            "T3_duplicates",
-            "--seeds",
-            "0..3",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let again = run_oracle();
     let err = String::from_utf8(again.stderr).unwrap();
     assert!(
         err.contains("4 episodes already recorded, 0 to run"),

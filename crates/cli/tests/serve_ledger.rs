@@ -30,13 +30,11 @@ fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Val
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
-#[test]
-fn an_episode_played_over_rest_is_recorded_and_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let ledger = dir.path().join("served");
+/// `serve --ledger LEDGER` on a free port: the child and the address it said it listens on.
+fn serve(ledger: &std::path::Path) -> (std::process::Child, String) {
     let mut server = bin()
         .args(["serve", "--addr", "127.0.0.1:0", "--ledger"])
-        .arg(&ledger)
+        .arg(ledger)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -50,6 +48,14 @@ fn an_episode_played_over_rest_is_recorded_and_reported() {
             break rest.split_whitespace().next().unwrap().to_string();
         }
     };
+    (server, addr)
+}
+
+#[test]
+fn an_episode_played_over_rest_is_recorded_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("served");
+    let (mut server, addr) = serve(&ledger);
     let create = json!({"task_id": "T3_duplicates", "seed": 7, "agent": "my-agent"});
     let (status, created) = http(&addr, "POST", "/v1/episodes", Some(&create));
     assert_eq!(status, 201, "{created}");
@@ -116,22 +122,7 @@ fn an_episode_played_over_rest_is_recorded_and_reported() {
     assert_eq!(pooled["summary"]["mean"], 1.0, "{summary}");
 
     // A second server on the same ledger resumes it (the recorded key is still refused).
-    let mut again = bin()
-        .args(["serve", "--addr", "127.0.0.1:0", "--ledger"])
-        .arg(&ledger)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(again.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server said where it listens")
-            .unwrap();
-        if let Some(rest) = line.split("serving on http://").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
+    let (mut again, addr) = serve(&ledger);
     assert_eq!(http(&addr, "POST", "/v1/episodes", Some(&create)).0, 409);
     again.kill().unwrap();
     again.wait().unwrap();

@@ -203,11 +203,6 @@ impl RunSummary {
     }
 }
 
-/// The table `benchaudit run` prints ([`RunSummary::of`] then [`RunSummary::text`]).
-pub fn run_summary(records: &[EpisodeRecord]) -> String {
-    RunSummary::of(records).text()
-}
-
 /// The text `benchaudit ab` prints: the design's header, one row per comparison (or one curve
 /// per agent), and under a pre-registration its deviations and verdicts.
 pub fn ab_summary(design: &Design, result: &AbResult) -> String {
@@ -446,14 +441,24 @@ pub struct AuditSummary {
     /// The audit's checks of its own numbers.
     pub oracle_checks: OracleChecks,
     /// The number guard on card.md and report.html.
-    pub number_guard:
-        std::collections::BTreeMap<&'static str, benchaudit_audit::guard::GuardReport>,
+    pub number_guard: DocumentGuards,
     /// Files written, relative to `out`.
     pub files: [&'static str; 5],
     /// Every oracle check passed and both documents passed the guard.
     pub passed: bool,
     /// Wall time of the whole command.
     pub seconds: f64,
+}
+
+/// The number guard's verdict on both documents of an audit.
+#[derive(Debug, Clone, Serialize)]
+pub struct DocumentGuards {
+    /// On card.md.
+    #[serde(rename = "card.md")]
+    pub card_md: benchaudit_audit::guard::GuardReport,
+    /// On report.html.
+    #[serde(rename = "report.html")]
+    pub report_html: benchaudit_audit::guard::GuardReport,
 }
 
 /// The oracle checks of [`AuditSummary`].
@@ -497,11 +502,10 @@ impl AuditSummary {
                 total: checks.len(),
                 failed: checks.iter().filter(|c| !c.pass).cloned().collect(),
             },
-            number_guard: [
-                ("card.md", written.guard_markdown.clone()),
-                ("report.html", written.guard_html.clone()),
-            ]
-            .into(),
+            number_guard: DocumentGuards {
+                card_md: written.guard_markdown.clone(),
+                report_html: written.guard_html.clone(),
+            },
             files: [
                 "card.md",
                 "card.json",
@@ -539,10 +543,7 @@ impl AuditSummary {
         }
         let verdict =
             |g: &benchaudit_audit::guard::GuardReport| if g.passed() { "pass" } else { "FAIL" };
-        let (md, html) = (
-            &self.number_guard["card.md"],
-            &self.number_guard["report.html"],
-        );
+        let (md, html) = (&self.number_guard.card_md, &self.number_guard.report_html);
         let _ = writeln!(
             out,
             "number guard: card.md {} ({} numbers), report.html {} ({} numbers)",
@@ -575,7 +576,7 @@ mod tests {
     use benchaudit_agents::{Level, Outcome, RuleKind};
     use benchaudit_runs::{Plan, Player, run_all};
 
-    use super::run_summary;
+    use super::RunSummary;
 
     #[test]
     fn run_summary_aligns_counts_overflows_and_shows_infra_both_ways() {
@@ -590,7 +591,7 @@ mod tests {
         records[0].outcome = Outcome::InfraError;
         records[0].scores = None;
         records[1].outcome = Outcome::ContextOverflow;
-        let text = run_summary(&records);
+        let text = RunSummary::of(&records).text();
         let lines: Vec<&str> = text.lines().collect();
         // Header and row columns line up (the level is padded like its header).
         assert_eq!(

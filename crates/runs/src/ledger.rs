@@ -206,11 +206,24 @@ impl Manifest {
     /// Why a run recorded under `self` (read from `dir`) cannot be resumed under `now`, naming
     /// each field that differs; `None` when it can.
     pub fn resume_refusal(&self, now: &Manifest, dir: &Path) -> Result<Option<String>> {
+        Ok(self.resume(now, dir)?.err())
+    }
+
+    /// How a run recorded under `self` (read from `dir`) resumes under `now`: the same, a
+    /// narrower or a wider plan, or why it cannot (naming each field that differs).
+    ///
+    /// # Errors
+    /// Serialisation errors only.
+    pub fn resume(
+        &self,
+        now: &Manifest,
+        dir: &Path,
+    ) -> Result<std::result::Result<Resume, String>> {
         let at = dir.join("manifest.json");
         let choose =
             "finish it with the command and binary that started it, or choose another --out";
         if self.tool != now.tool {
-            return Ok(Some(format!(
+            return Ok(Err(format!(
                 "{}: tool is `{}`, not `{}`: not a benchaudit run directory; choose another --out",
                 at.display(),
                 self.tool,
@@ -218,7 +231,7 @@ impl Manifest {
             )));
         }
         if self.version != now.version {
-            return Ok(Some(format!(
+            return Ok(Err(format!(
                 "{}: version: the run was recorded by benchaudit {}, this is benchaudit {}; a resume would mix episodes of two versions: {choose}",
                 at.display(),
                 self.version,
@@ -226,43 +239,36 @@ impl Manifest {
             )));
         }
         if self.registry_sha256 != now.registry_sha256 {
-            return Ok(Some(format!(
+            return Ok(Err(format!(
                 "{}: registry_sha256: the run was recorded on task registry {}, this binary's is {}; a resume would mix two benchmarks: {choose}",
                 at.display(),
                 self.registry_sha256,
                 now.registry_sha256
             )));
         }
-        match self.compare_plans(now)? {
-            // A shard belongs to one plan: it is never widened or narrowed.
-            Ok(kind) if kind != Resume::Same && (self.shard.is_some() || now.shard.is_some()) => {
-                let mut found = Vec::new();
-                differences(
-                    &canonical(&self.config)?,
-                    &canonical(&now.config)?,
-                    "config",
-                    5,
-                    &mut found,
-                );
-                let diffs: Vec<String> = found.iter().map(describe_difference).collect();
-                Ok(Some(format!(
-                    "{} holds a shard of another plan ({}); a shard's plan is fixed: resume it with the command that started it or choose another --out",
-                    dir.display(),
-                    diffs.join("; ")
-                )))
-            }
-            Ok(_) => Ok(shard_refusal(self.shard.as_ref(), now.shard.as_ref(), dir)),
-            Err(diffs) => Ok(Some(format!(
-                "{} holds a run with a different configuration ({}); resume it with an equivalent command, widen its lists, or choose another --out",
+        let sharded = self.shard.is_some() || now.shard.is_some();
+        Ok(match self.compare_plans(now)? {
+            Ok(kind) => match shard_refusal(self.shard.as_ref(), now.shard.as_ref(), dir) {
+                Some(why) => Err(why),
+                None => Ok(kind),
+            },
+            Err(diffs) => Err(format!(
+                "{} holds a run with a different configuration ({}); {}",
                 dir.display(),
-                diffs.join("; ")
-            ))),
-        }
+                diffs.join("; "),
+                if sharded {
+                    "a shard's plan is fixed: resume it with the command that started it or choose another --out"
+                } else {
+                    "resume it with an equivalent command, widen its lists, or choose another --out"
+                }
+            )),
+        })
     }
 
     /// How a resume under `now` relates to the run recorded under `self` (tool, version and
     /// registry already equal): the same plan, a narrower or a wider one, or the differences
-    /// that make it another run (each naming the field and both values).
+    /// that make it another run (each naming the field and both values). A shard's lists are
+    /// compared exactly: its plan is fixed.
     ///
     /// # Errors
     /// Serialisation errors only.
@@ -271,6 +277,7 @@ impl Manifest {
         now: &Manifest,
     ) -> Result<std::result::Result<Resume, Vec<String>>> {
         let (recorded, wanted) = (canonical(&self.config)?, canonical(&now.config)?);
+        let as_sets = self.shard.is_none() && now.shard.is_none();
         if recorded == wanted {
             return Ok(Ok(Resume::Same));
         }
@@ -285,7 +292,7 @@ impl Manifest {
             let (x, y) = (a.get(k), b.get(k));
             match (x, y) {
                 (Some(Value::Array(x)), Some(Value::Array(y)))
-                    if SET_KEYS.contains(&k.as_str()) =>
+                    if as_sets && SET_KEYS.contains(&k.as_str()) =>
                 {
                     let (old, new) = (as_set(x), as_set(y));
                     if old == new {
@@ -383,7 +390,8 @@ pub struct LedgerContents {
     pub torn_at: Option<u64>,
 }
 
-fn describe(key: &EpisodeKey) -> String {
+/// An episode key as messages name it.
+pub(crate) fn describe(key: &EpisodeKey) -> String {
     let arm = key
         .arm
         .as_deref()
@@ -536,10 +544,7 @@ impl Ledger {
         let mut widened = false;
         match &recorded {
             Some(old) => {
-                if let Some(why) = old.resume_refusal(manifest, dir)? {
-                    return Err(Error::Invalid(why));
-                }
-                widened = old.compare_plans(manifest)? == Ok(Resume::Wider);
+                widened = old.resume(manifest, dir)?.map_err(Error::Invalid)? == Resume::Wider;
             }
             None => {
                 let len = match fs::metadata(&path) {

@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::ledger::{
-    Manifest, attempt_name, canonical, differences, read_ledger, transcript_name, write_atomic,
+    Manifest, attempt_name, canonical, describe, differences, read_ledger, transcript_name,
+    write_atomic,
 };
 use crate::shard::{Shard, ShardManifest, keys_sha256, plan_sha256};
 
@@ -344,18 +345,6 @@ fn out_is_empty(out: &Path) -> Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(false),
         Err(e) => Err(Error::io(format!("reading {}", out.display()))(e)),
     }
-}
-
-fn describe(key: &EpisodeKey) -> String {
-    let arm = key
-        .arm
-        .as_deref()
-        .map(|a| format!(" [{a}]"))
-        .unwrap_or_default();
-    format!(
-        "{} {} {} seed {}{arm} (options {})",
-        key.policy, key.level, key.task_id, key.seed, key.options_hash
-    )
 }
 
 /// Merges the shard directories `dirs` (any order) into the new run directory `out`, under

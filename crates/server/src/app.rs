@@ -97,12 +97,6 @@ pub struct App {
     recorder: Option<Arc<dyn Recorder>>,
 }
 
-impl std::fmt::Debug for dyn Recorder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Recorder")
-    }
-}
-
 impl App {
     /// An app with an empty store.
     pub fn new(limits: StoreLimits) -> Self {

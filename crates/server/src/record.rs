@@ -58,15 +58,15 @@ pub trait Recorder: Send + Sync {
     fn record(&self, finished: &Finished<'_>) -> Result<(), String>;
 }
 
-/// A shared [`Recorder`] in a [`ServerConfig`](crate::ServerConfig) (compared by identity).
-#[derive(Clone)]
-pub struct RecorderHandle(pub Arc<dyn Recorder>);
-
-impl std::fmt::Debug for RecorderHandle {
+impl std::fmt::Debug for dyn Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RecorderHandle(..)")
+        f.write_str("Recorder")
     }
 }
+
+/// A shared [`Recorder`] in a [`ServerConfig`](crate::ServerConfig) (compared by identity).
+#[derive(Clone, Debug)]
+pub struct RecorderHandle(pub Arc<dyn Recorder>);
 
 impl PartialEq for RecorderHandle {
     fn eq(&self, other: &Self) -> bool {

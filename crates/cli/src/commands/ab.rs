@@ -59,7 +59,6 @@ pub struct AbArgs {
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub jobs: JobsArg,
     /// Seed of the bootstrap and permutation streams.
     #[arg(long, default_value_t = 0)]

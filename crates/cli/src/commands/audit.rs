@@ -29,7 +29,6 @@ pub struct AuditArgs {
     #[arg(long, default_value = "0..4")]
     pub seeds: String,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub jobs: JobsArg,
     /// External target manifests (TOML) to audit as well, comma-separated or repeated; a bare
     /// name such as `bfcl` means `targets/NAME/target.toml` in this folder or a parent.

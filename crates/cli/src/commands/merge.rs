@@ -38,7 +38,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         args.out.display(),
         merged.records.len(),
         merged.transcripts,
-        benchaudit_report::text::run_summary(&merged.records)
+        benchaudit_report::text::RunSummary::of(&merged.records).text()
     ))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -38,7 +38,6 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub jobs: JobsArg,
     /// Argument-error envelope.
     #[arg(long, value_enum, default_value = "legacy")]
