@@ -47,6 +47,36 @@ impl AuditConfig {
             step_limit: 30,
         }
     }
+
+    /// The seeds of every cell: [`seeds`](Self::seeds), or seed 0 when none are given.
+    pub fn cell_seeds(&self) -> Vec<u64> {
+        if self.seeds.is_empty() {
+            vec![0]
+        } else {
+            self.seeds.clone()
+        }
+    }
+
+    /// The episode pool every player plays (all levels × the suite's execution tasks × the
+    /// seeds): the decision channels, the 2×2 and the reliability spectrum read it.
+    pub fn pool_plan(&self, suite: &Suite) -> Plan {
+        Plan::new(
+            self.players.clone(),
+            Level::ALL.to_vec(),
+            specs(suite.execution_tasks),
+            self.cell_seeds(),
+        )
+    }
+
+    /// The episodes the audit plays with its LLM players: the pool restricted to them (the
+    /// other stages play rule players only, or read the pool). `audit --model --ledger`
+    /// records exactly these in a run ledger, shardable like any run, and the audit then
+    /// reads them back instead of calling the models again.
+    pub fn model_plan(&self, suite: &Suite) -> Plan {
+        let mut plan = self.pool_plan(suite);
+        plan.players.retain(|p| p.model_config().is_some());
+        plan
+    }
 }
 
 /// Everything the ComtradeBench audit found.
@@ -95,11 +125,7 @@ pub fn audit_comtrade(
     let suite: &Suite = targets
         .first()
         .map_or(&crate::comtrade_target::SUITE, |t| t.suite());
-    let seeds: Vec<u64> = if config.seeds.is_empty() {
-        vec![0]
-    } else {
-        config.seeds.clone()
-    };
+    let seeds: Vec<u64> = config.cell_seeds();
     let threads = config.threads;
     let workers = threads.clamp(1, MAX_THREADS);
 
@@ -149,12 +175,7 @@ pub fn audit_comtrade(
         let declared = targets.first().and_then(|t| t.ownership());
         let measured = ownership::measure(declared.as_ref(), suite, &seeds, workers);
         let exec = specs(suite.execution_tasks);
-        let pool_plan = Plan::new(
-            config.players.clone(),
-            Level::ALL.to_vec(),
-            exec.clone(),
-            seeds.clone(),
-        );
+        let pool_plan = config.pool_plan(suite);
         let pool = run_all(&pool_plan, workers);
         let channels: Vec<(String, Vec<Channel>)> = Level::ALL
             .iter()
@@ -166,7 +187,22 @@ pub fn audit_comtrade(
 
         // The 2×2 joint intervention.
         let joint_task = task(suite.joint_task).ok_or("registry lost the joint task")?;
-        let (joint, _) = joint::run(config.players.clone(), joint_task, &seeds, workers);
+        // Its episodes are the pool's on the joint task at L0 and L2 when the pool holds that
+        // task: the same episodes, so a model is not called twice for them (and the 2×2 reads
+        // the very episodes the channels and the spectrum read).
+        let joint = if exec.iter().any(|t| t.task_id == joint_task.task_id) {
+            let cells: Vec<_> = pool
+                .iter()
+                .filter(|r| {
+                    r.key.task_id == joint_task.task_id
+                        && matches!(r.key.level, Level::L0 | Level::L2)
+                })
+                .cloned()
+                .collect();
+            joint::compute(&cells, &|player, _, _| player.to_string())
+        } else {
+            joint::run(config.players.clone(), joint_task, &seeds, workers).0
+        };
 
         // Replay.
         let replay = replay::run(

@@ -425,3 +425,79 @@ fn audit_adds_models_beside_the_rule_players() {
     );
     assert!(!server.requests().is_empty());
 }
+
+#[test]
+fn a_sharded_model_audit_merges_into_the_same_card_without_calling_the_model_again() {
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.base_url();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let audit = |extra: &[&str]| {
+        let mut args = vec![
+            "audit",
+            "--seeds",
+            "0..1",
+            "--model",
+            "local:solver",
+            "--base-url",
+            &url,
+        ];
+        args.extend_from_slice(extra);
+        let o = benchaudit(&args);
+        assert!(
+            o.status.success(),
+            "{args:?}\n{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o
+    };
+    let (direct, s0, s1, merged, card) = (
+        path("direct"),
+        path("s0"),
+        path("s1"),
+        path("merged"),
+        path("card"),
+    );
+    audit(&["--out", &direct]);
+    let single = server.requests().len();
+    for (i, s) in [&s0, &s1].into_iter().enumerate() {
+        let shard = format!("{i}/2");
+        let o = audit(&["--ledger", s, "--shard", &shard, "--out", &card]);
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("benchaudit merge"),
+            "a shard says how to join it"
+        );
+    }
+    assert!(!dir.path().join("card").exists(), "a shard writes no card");
+    let sharded = server.requests().len() - single;
+    assert!(sharded > 0, "the shards play the model's episodes");
+    let o = benchaudit(&["merge", &s0, &s1, "--out", &merged]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = server.requests().len();
+    audit(&["--ledger", &merged, "--out", &card]);
+    assert_eq!(
+        server.requests().len(),
+        before,
+        "the audit reads the merged episodes back instead of calling the model"
+    );
+    for file in ["card.json", "card.md"] {
+        let a = std::fs::read_to_string(dir.path().join("direct").join(file)).unwrap();
+        let b = std::fs::read_to_string(dir.path().join("card").join(file)).unwrap();
+        assert_eq!(a, b, "{file} of the sharded audit equals the direct one's");
+    }
+    let read = |d: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(dir.path().join(d).join("audit.json")).unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        read("direct")["comtrade"],
+        read("card")["comtrade"],
+        "every stage's evidence is the same"
+    );
+    // The direct audit plays each model episode once: the 2×2 reads the pool's episodes.
+    assert_eq!(
+        single, sharded,
+        "as many model requests as the shards made together"
+    );
+}

@@ -1,9 +1,10 @@
 //! Who plays "the model" in a run: a rule policy, an LLM, or any [`Policy`] a caller builds.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use benchaudit_agents::llm::{LlmAgent, ModelConfig};
-use benchaudit_agents::{Policy, RuleKind, RulePolicy};
+use benchaudit_agents::{EpisodeKey, EpisodeRecord, Policy, RuleKind, RulePolicy};
 
 /// Makes a fresh policy for one episode (an episode never sees another's state).
 type MakePolicy = dyn Fn() -> Box<dyn Policy> + Send + Sync;
@@ -20,6 +21,10 @@ pub struct Player {
     model: Option<ModelConfig>,
     /// The policy factory.
     make: Arc<MakePolicy>,
+    /// Episodes already played and recorded in a run ledger: the runner answers these keys
+    /// from here instead of playing them again (a sharded `audit --model`, where the shards
+    /// played the model's episodes and the audit reads them back).
+    recorded: Option<Arc<HashMap<EpisodeKey, EpisodeRecord>>>,
 }
 
 impl std::fmt::Debug for Player {
@@ -38,6 +43,7 @@ impl Player {
             name: name.into(),
             model: None,
             make: Arc::new(make),
+            recorded: None,
         }
     }
 
@@ -67,5 +73,23 @@ impl Player {
     /// A fresh policy for one episode.
     pub fn policy(&self) -> Box<dyn Policy> {
         (self.make)()
+    }
+
+    /// The same player, with its episodes among `records` (those under its name) answered from
+    /// them by the runner instead of being played; any other episode is still played.
+    #[must_use]
+    pub fn with_recorded(mut self, records: impl IntoIterator<Item = EpisodeRecord>) -> Self {
+        let mine: HashMap<EpisodeKey, EpisodeRecord> = records
+            .into_iter()
+            .filter(|r| r.key.policy == self.name)
+            .map(|r| (r.key.clone(), r))
+            .collect();
+        self.recorded = Some(Arc::new(mine));
+        self
+    }
+
+    /// The recorded episode under `key`, for a player built [`with_recorded`](Self::with_recorded).
+    pub fn recorded(&self, key: &EpisodeKey) -> Option<&EpisodeRecord> {
+        self.recorded.as_deref()?.get(key)
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use benchaudit_agents::{EpisodeRecord, EpisodeRun, run_episode};
+use benchaudit_agents::{EpisodeRecord, EpisodeRun, Transcript, run_episode};
 
 use crate::plan::{Job, Plan};
 
@@ -43,6 +43,18 @@ pub fn run_jobs<E>(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
+                    if let Some(record) = job.player.recorded(&job.key) {
+                        // Played and recorded before (its wall time kept): nothing to play.
+                        let run = EpisodeRun {
+                            record: record.clone(),
+                            transcript: Transcript::default(),
+                            fatal: None,
+                        };
+                        if tx.send((i, run)).is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     let mut policy = job.player.policy();
                     let started = Instant::now();
                     let mut run = run_episode(&job.spec, policy.as_mut());
@@ -130,6 +142,32 @@ mod tests {
         assert_eq!(one, keys(4));
         let planned: Vec<_> = plan.jobs().into_iter().map(|j| j.key).collect();
         assert_eq!(one.into_iter().map(|k| k.0).collect::<Vec<_>>(), planned);
+    }
+
+    #[test]
+    fn recorded_episodes_are_answered_from_the_record_and_the_rest_are_played() {
+        let plan = plan();
+        let played = run_all(&plan, 1);
+        // Mark the recorded copies so an answered episode is told from a played one.
+        let mut recorded: Vec<EpisodeRecord> =
+            played.iter().filter(|r| r.key.seed != 2).cloned().collect();
+        for r in &mut recorded {
+            r.timing.wall_ms = -1.0;
+        }
+        let mut again = plan.clone();
+        again.players = again
+            .players
+            .into_iter()
+            .map(|p| p.with_recorded(recorded.iter().cloned()))
+            .collect();
+        let out = run_all(&again, 3);
+        assert_eq!(out.len(), played.len());
+        for (a, b) in out.iter().zip(&played) {
+            assert_eq!(a.key, b.key);
+            assert_eq!(a.payload_sha256, b.payload_sha256);
+            // Seeds 0 and 1 come from the record (wall time kept), seed 2 was played.
+            assert_eq!(a.timing.wall_ms < 0.0, a.key.seed != 2, "{:?}", a.key);
+        }
     }
 
     #[test]

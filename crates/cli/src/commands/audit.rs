@@ -11,11 +11,12 @@ use benchaudit_audit::{
     AuditConfig, AuditReport, CallsTargetAudit, ComtradeTarget, Configuration, Resolution,
     audit_comtrade, audit_external, calls,
 };
+use benchaudit_runs::Shard;
 use clap::Args;
 
 use crate::UsageError;
 use crate::args::JobsArg;
-use crate::commands::run::ModelArgs;
+use crate::commands::run::{ModelArgs, incomplete_exit, run_with_progress, shard_note};
 use crate::output::{print, print_json};
 
 /// `benchaudit audit`
@@ -42,6 +43,15 @@ pub struct AuditArgs {
     /// stdout instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Record the models' episodes in this run ledger (created, or resumed: what it holds is
+    /// read back, not played again). With --shard, a shard's ledger; `benchaudit merge` joins
+    /// the shards and this command with the merged --ledger writes the card.
+    #[arg(long, value_name = "DIR", requires = "model")]
+    pub ledger: Option<PathBuf>,
+    /// Play shard I of N of the models' episodes only (0 ≤ I < N ≤ 4096) into --ledger, and
+    /// write no card (docs/scale-out.md).
+    #[arg(long, value_name = "I/N", requires = "ledger")]
+    pub shard: Option<Shard>,
     /// Real models to add beside the rule players (2×2, ownership channels, reliability).
     #[command(flatten)]
     pub models: ModelArgs,
@@ -54,8 +64,10 @@ const MAX_SEEDS: usize = 1000;
 pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     // Before any work: the output folder must be new, empty or an earlier audit's.
-    benchaudit_runs::outdir::claim(&args.out, benchaudit_runs::outdir::DirKind::Audit)
-        .map_err(UsageError)?;
+    if args.shard.is_none() {
+        benchaudit_runs::outdir::claim(&args.out, benchaudit_runs::outdir::DirKind::Audit)
+            .map_err(UsageError)?;
+    }
     let seeds = crate::select::seeds(&args.seeds)?;
     if seeds.len() > MAX_SEEDS {
         return Err(UsageError(format!(
@@ -68,6 +80,35 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let mut config = AuditConfig::key_free(0, args.jobs.get());
     config.seeds = seeds;
     config.players.extend(args.models.players()?);
+    let mut model_infra_errors = None;
+    if let Some(ledger) = &args.ledger {
+        // The models' episodes go through a run ledger: played (or the shard's share of them)
+        // and recorded, or read back where recorded; the audit then reads them from there.
+        let plan = config.model_plan(&benchaudit_audit::SUITE);
+        let executed =
+            run_with_progress(ledger, plan.config(), &plan, args.jobs.get(), args.shard)?;
+        if args.shard.is_some() {
+            shard_note(
+                args.shard,
+                ledger,
+                ", then this command without --shard and with --ledger RUN_DIR writes the card (playing nothing)",
+            );
+            return Ok(incomplete_exit(&executed, ledger));
+        }
+        let records = executed.records;
+        model_infra_errors = Some(benchaudit_runs::Executed {
+            records: Vec::new(),
+            ..executed
+        });
+        config.players = config
+            .players
+            .into_iter()
+            .map(|p| match p.model_config() {
+                Some(_) => p.with_recorded(records.iter().cloned()),
+                None => p,
+            })
+            .collect();
+    }
     let targets = [
         ComtradeTarget::new(Configuration::AsShipped),
         ComtradeTarget::new(Configuration::Repaired),
@@ -124,10 +165,14 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     } else {
         print(&summary.text())?;
     }
-    Ok(if summary.passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    if !summary.passed {
+        return Ok(ExitCode::from(1));
+    }
+    // Model episodes that ended in infra_error are in the card as such; the ledger retries
+    // them when the same command runs again.
+    Ok(match (&model_infra_errors, &args.ledger) {
+        (Some(executed), Some(ledger)) => incomplete_exit(executed, ledger),
+        _ => ExitCode::SUCCESS,
     })
 }
 
