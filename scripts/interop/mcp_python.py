@@ -14,8 +14,8 @@ import logging
 import os
 import subprocess
 import sys
-import time
-import urllib.request
+
+import serve
 
 import httpx2 as httpx
 from mcp import ClientSession, StdioServerParameters, types
@@ -96,15 +96,7 @@ def stdio_malformed():
 
 
 def start_server():
-    proc = subprocess.Popen([BIN, "serve", "--addr", f"127.0.0.1:{PORT}"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"{BASE}/healthz", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("server did not start")
+    return serve.start_server(BIN, PORT, "/healthz")
 
 
 async def over_http():

@@ -16,8 +16,9 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
+
+import serve
 
 from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsAction
 from openenv.core.generic_client import GenericEnvClient
@@ -167,16 +168,7 @@ def http_routes():
 
 
 def start_server():
-    proc = subprocess.Popen([BIN, "serve", "--addr", f"127.0.0.1:{PORT}"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"{BASE}/health", timeout=1)
-            return proc
-        except Exception:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("server did not start")
+    return serve.start_server(BIN, PORT, "/health")
 
 
 def main():
