@@ -676,6 +676,28 @@ pub fn is_being_written(dir: &Path) -> bool {
         .is_ok_and(|f| matches!(f.try_lock_shared(), Err(fs::TryLockError::WouldBlock)))
 }
 
+/// Largest transcript [`recorded_messages`] reads (an LLM episode's message log is at most a
+/// few megabytes; a larger file is not one this tool wrote).
+pub const TRANSCRIPT_LIMIT: u64 = 256 << 20;
+
+/// The policy's message log (an LLM's provider exchange) in the transcript of `key`'s
+/// effective record in the run directory `dir`; `None` when the episode has no transcript or
+/// its policy keeps no log (rule players).
+///
+/// # Errors
+/// [`Error::Corrupt`] for a transcript that cannot be read or is not JSON (naming the file).
+pub fn recorded_messages(dir: &Path, key: &EpisodeKey) -> Result<Option<Value>> {
+    let path = dir.join("transcripts").join(transcript_name(key));
+    let text = match crate::files::read_text_bounded(&path, TRANSCRIPT_LIMIT) {
+        Ok(text) => text,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(Error::Corrupt(e.to_string())),
+    };
+    let mut doc: Value = serde_json::from_str(&text)
+        .map_err(|e| Error::Corrupt(format!("{}: not a transcript: {e}", path.display())))?;
+    Ok(doc.get_mut("messages").map(Value::take))
+}
+
 /// The transcript file name of an episode (safe on every filesystem).
 pub fn transcript_name(key: &EpisodeKey) -> String {
     let policy: String = key

@@ -5,6 +5,10 @@ use std::sync::Arc;
 
 use benchaudit_agents::llm::{LlmAgent, ModelConfig};
 use benchaudit_agents::{EpisodeKey, EpisodeRecord, Policy, RuleKind, RulePolicy};
+use serde_json::Value;
+
+/// A recorded episode and its policy's message log (what a replay of an LLM episode needs).
+type Recorded = (EpisodeRecord, Option<Value>);
 
 /// Makes a fresh policy for one episode (an episode never sees another's state).
 type MakePolicy = dyn Fn() -> Box<dyn Policy> + Send + Sync;
@@ -24,7 +28,7 @@ pub struct Player {
     /// Episodes already played and recorded in a run ledger: the runner answers these keys
     /// from here instead of playing them again (a sharded `audit --model`, where the shards
     /// played the model's episodes and the audit reads them back).
-    recorded: Option<Arc<HashMap<EpisodeKey, EpisodeRecord>>>,
+    recorded: Option<Arc<HashMap<EpisodeKey, Recorded>>>,
 }
 
 impl std::fmt::Debug for Player {
@@ -75,21 +79,26 @@ impl Player {
         (self.make)()
     }
 
-    /// The same player, with its episodes among `records` (those under its name) answered from
-    /// them by the runner instead of being played; any other episode is still played.
+    /// The same player, with its episodes among `records` (those under its name, each with
+    /// its policy's message log, as `ledger::recorded_messages` reads it) answered from them
+    /// by the runner instead of being played; any other episode is still played.
     #[must_use]
-    pub fn with_recorded(mut self, records: impl IntoIterator<Item = EpisodeRecord>) -> Self {
-        let mine: HashMap<EpisodeKey, EpisodeRecord> = records
+    pub fn with_recorded(
+        mut self,
+        records: impl IntoIterator<Item = (EpisodeRecord, Option<Value>)>,
+    ) -> Self {
+        let mine: HashMap<EpisodeKey, Recorded> = records
             .into_iter()
-            .filter(|r| r.key.policy == self.name)
-            .map(|r| (r.key.clone(), r))
+            .filter(|(r, _)| r.key.policy == self.name)
+            .map(|(r, log)| (r.key.clone(), (r, log)))
             .collect();
         self.recorded = Some(Arc::new(mine));
         self
     }
 
-    /// The recorded episode under `key`, for a player built [`with_recorded`](Self::with_recorded).
-    pub fn recorded(&self, key: &EpisodeKey) -> Option<&EpisodeRecord> {
+    /// The recorded episode under `key` and its message log, for a player built
+    /// [`with_recorded`](Self::with_recorded).
+    pub fn recorded(&self, key: &EpisodeKey) -> Option<&(EpisodeRecord, Option<Value>)> {
         self.recorded.as_deref()?.get(key)
     }
 }

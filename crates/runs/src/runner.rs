@@ -43,11 +43,14 @@ pub fn run_jobs<E>(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
-                    if let Some(record) = job.player.recorded(&job.key) {
+                    if let Some((record, messages)) = job.player.recorded(&job.key) {
                         // Played and recorded before (its wall time kept): nothing to play.
                         let run = EpisodeRun {
                             record: record.clone(),
-                            transcript: Transcript::default(),
+                            transcript: Transcript {
+                                events: Vec::new(),
+                                messages: messages.clone(),
+                            },
                             fatal: None,
                         };
                         if tx.send((i, run)).is_err() {
@@ -158,7 +161,7 @@ mod tests {
         again.players = again
             .players
             .into_iter()
-            .map(|p| p.with_recorded(recorded.iter().cloned()))
+            .map(|p| p.with_recorded(recorded.iter().map(|r| (r.clone(), None))))
             .collect();
         let out = run_all(&again, 3);
         assert_eq!(out.len(), played.len());

@@ -95,7 +95,12 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             );
             return Ok(incomplete_exit(&executed, ledger));
         }
-        let records = executed.records;
+        // Each with its provider exchange, which the replay stage replays.
+        let mut recorded = Vec::with_capacity(executed.records.len());
+        for r in &executed.records {
+            let log = benchaudit_runs::ledger::recorded_messages(ledger, &r.key)?;
+            recorded.push((r.clone(), log));
+        }
         model_infra_errors = Some(benchaudit_runs::Executed {
             records: Vec::new(),
             ..executed
@@ -104,7 +109,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             .players
             .into_iter()
             .map(|p| match p.model_config() {
-                Some(_) => p.with_recorded(records.iter().cloned()),
+                Some(_) => p.with_recorded(recorded.iter().cloned()),
                 None => p,
             })
             .collect();
