@@ -241,6 +241,34 @@ pub fn player_cell(
     }
 }
 
+/// The calibration of every decision channel per level (the paper's rule-policy pre-run
+/// check): each decision over the episodes of the oracle and of the stand-ins built to deviate
+/// on exactly that decision, so a deviation elsewhere (an empty submission, say) never lands in
+/// the "not deviant" group. It shows that the channel can move ground-truth F1; it is no
+/// player's non-degeneracy.
+pub fn calibration(pool: &[EpisodeRecord]) -> Vec<(String, Vec<Channel>)> {
+    Level::ALL
+        .iter()
+        .map(|&level| {
+            let chans = Decision::ALL
+                .iter()
+                .filter_map(|&d| {
+                    let paired = pool.iter().filter(move |r| {
+                        r.key.level == level
+                            && RuleKind::parse(&r.key.policy).is_some_and(|k| {
+                                k == RuleKind::Oracle || k.wrong_decision() == Some(d)
+                            })
+                    });
+                    channels(paired)
+                        .into_iter()
+                        .find(|c| c.decision == decision_name(d))
+                })
+                .collect();
+            (level.to_string(), chans)
+        })
+        .collect()
+}
+
 /// Non-degeneracy of every decision over episodes (Y = ground-truth F1).
 pub fn channels<'a, I>(pool: I) -> Vec<Channel>
 where
@@ -271,9 +299,9 @@ where
 }
 
 /// The ownership-completeness cell (the lattice's input): at the scored level, D_claimed ⊆
-/// D_model as measured, every claimed channel outcome-sensitive in `calibration` (the channels
-/// of the rule players: the oracle beside the stand-ins built to deviate on each decision,
-/// the paper's rule-policy pre-run check), and the declaration never contradicted by the
+/// D_model as measured, every claimed channel outcome-sensitive in `calibration` ([`calibration`]:
+/// the oracle beside the stand-ins built to deviate on each decision, the paper's rule-policy
+/// pre-run check), and the declaration never contradicted by the
 /// measurement. Whether a player's own choices vary is judged per player
 /// ([`player_cell`]), never over this pool.
 pub fn cell(

@@ -65,8 +65,9 @@ pub struct ComtradeAudit {
     /// Non-degeneracy of the decision channels per level and player, each on the player's own
     /// episodes.
     pub channels: Vec<PlayerChannels>,
-    /// The rule players' channels pooled per level: the calibration that shows each channel
-    /// outcome-sensitive (the ownership cell's input), never a player's non-degeneracy.
+    /// Per level, each decision's channel over the oracle and the stand-ins built to deviate
+    /// on exactly it: the calibration that shows the channel outcome-sensitive (the ownership
+    /// cell's input), never a player's non-degeneracy.
     pub calibration: Vec<(String, Vec<Channel>)>,
     /// The tasks the solvability stage finds solvable within the output budget (not
     /// scale-bound): the reliability spectrum pools the execution tasks among them, and a
@@ -197,21 +198,7 @@ pub fn audit_comtrade(
         let recorded: Vec<RecordedEpisode> = recorded.into_iter().map(|(_, e)| e).collect();
         let names = pool_plan.player_names();
         let channels = ownership::channels_by_player(&pool, &names);
-        let rule_names: Vec<String> = config
-            .players
-            .iter()
-            .filter(|p| p.model_config().is_none())
-            .map(|p| p.name().to_string())
-            .collect();
-        let calibration: Vec<(String, Vec<Channel>)> = Level::ALL
-            .iter()
-            .map(|l| {
-                let at_level = pool
-                    .iter()
-                    .filter(|r| r.key.level == *l && rule_names.contains(&r.key.policy));
-                (l.to_string(), ownership::channels(at_level))
-            })
-            .collect();
+        let calibration = ownership::calibration(&pool);
 
         // The 2×2 joint intervention.
         let joint_task = task(suite.joint_task).ok_or("registry lost the joint task")?;

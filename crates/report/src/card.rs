@@ -141,6 +141,8 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
             }
         }
     }
+    // Levels in order (L0, L1, L2), players in audit order within a level.
+    judged.sort_by(|a, b| a.0.cmp(&b.0));
     for (level, player) in &judged {
         rows.push(row(&format!("non-degeneracy at {level}: {player}"), &|c| {
             c.non_degeneracy
@@ -347,7 +349,7 @@ fn ownership_blocks(a: &ComtradeAudit, cards: &[Card]) -> Vec<Block> {
             ]);
         }
     }
-    b.push(Block::Paragraph("Calibration of each decision channel: the rule players' episodes pooled, the oracle beside the stand-ins built to deviate (A = the deviant action; Y = ground-truth F1). It shows that a deviation would move the score (the ownership cell's input); it says nothing about whether any one player's choices vary.".into()));
+    b.push(Block::Paragraph("Calibration of each decision channel: the oracle's episodes beside those of the stand-ins built to deviate on exactly that decision (A = the deviant action; Y = ground-truth F1). It shows that a deviation would move the score (the ownership cell's input); it says nothing about whether any one player's choices vary.".into()));
     b.push(table(
         vec![
             "level".into(),
