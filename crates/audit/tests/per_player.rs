@@ -258,7 +258,15 @@ fn a_model_replay_that_does_not_reproduce_its_record_is_a_mismatch() {
         log: run.transcript.messages.clone(),
     };
     let asked_before = server.requests().len();
-    let same = replay::run(Vec::new(), &[Level::L2], &[], &[], 1, &[recorded.clone()]).unwrap();
+    let same = replay::run(
+        Vec::new(),
+        &[Level::L2],
+        &[],
+        &[],
+        1,
+        std::slice::from_ref(&recorded),
+    )
+    .unwrap();
     assert_eq!((same.model_episodes, same.mismatches.len()), (1, 0));
     assert_eq!(
         server.requests().len(),
