@@ -117,6 +117,14 @@ fn the_l1_row_judges_the_oracles_skip_channel_degenerate_and_verdicts_stay() {
             .any(|c| c.decision == "retry" && c.non_degenerate)
     );
 
+    // The calibration pairs each decision's stand-in with the oracle only: at L2 the retry
+    // channel's "not deviant" group is the oracle's (and the stand-in's) retried faults, not
+    // the empty or fabricated submissions of stand-ins deviating elsewhere.
+    let l2 = a.calibration.iter().find(|(l, _)| l == "L2").unwrap();
+    let retry2 = l2.1.iter().find(|c| c.decision == "retry").unwrap();
+    assert_eq!(retry2.mean_y.1, Some(1.0), "{retry2:?}");
+    assert!(retry2.non_degenerate && retry2.mean_y.0 < Some(1.0));
+
     // Both cards carry the L1 row beside the scored level.
     for card in 0..2 {
         assert_eq!(*verdict(&a, card, "L1", "oracle"), Status::Fail);

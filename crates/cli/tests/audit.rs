@@ -45,6 +45,12 @@ fn audit_writes_the_card_and_guards_its_own_numbers() {
         md.lines().any(|l| l.starts_with("| non-degeneracy at L1: oracle | **fail**: oracle at L1: degenerate (retry: skip chosen 0 of 3).")),
         "{md}"
     );
+    // An aggregate over no episodes reads "no data", never 0.000: the oracle never skips, so
+    // E[Y | skip] has no episode.
+    assert!(
+        md.contains("| oracle | L1 | retry | skip chosen 0 of 3 | no data | 1.000 | no |"),
+        "{md}"
+    );
     for f in ["card.md", "card.json", "audit.json", "report.html"] {
         assert!(out.join(f).is_file(), "{f}");
     }
