@@ -64,6 +64,84 @@ pub struct Card {
     pub replay: Cell,
     /// The licensed claim.
     pub licensed_claim: Claim,
+    /// The tasks the licensed claim holds on, when a stage limits it (the solvability stage's
+    /// scale-bound tasks are excluded from a model-capability claim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_scope: Option<ClaimScope>,
+    /// Non-degeneracy judged per player on its own episodes, at L1 and at the scored level:
+    /// evidence beside the ownership cell (which stays the lattice's input).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_degeneracy: Vec<PlayerVerdict>,
+}
+
+/// One player's non-degeneracy verdict at one level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlayerVerdict {
+    /// Level.
+    pub level: String,
+    /// Player (the ledger's `key.policy`).
+    pub player: String,
+    /// Verdict and evidence.
+    pub verdict: Cell,
+}
+
+/// A task left out of a claim, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExcludedTask {
+    /// Task.
+    pub task: String,
+    /// Why (e.g. "scale-bound").
+    pub reason: String,
+}
+
+/// The tasks a licensed claim holds on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimScope {
+    /// Tasks the claim holds on.
+    pub holds_on: Vec<String>,
+    /// Tasks excluded from it.
+    pub excluded: Vec<ExcludedTask>,
+}
+
+impl ClaimScope {
+    /// In words, short task ids where they are unambiguous: "on T1, T2, …; T7 excluded:
+    /// scale-bound" (two tasks sharing a short id are written in full).
+    pub fn label(&self) -> String {
+        let all: Vec<&str> = self
+            .holds_on
+            .iter()
+            .map(String::as_str)
+            .chain(self.excluded.iter().map(|e| e.task.as_str()))
+            .collect();
+        let prefix = |t: &str| t.split('_').next().unwrap_or(t).to_string();
+        let short = |t: &str| {
+            let p = prefix(t);
+            if all.iter().filter(|u| prefix(u) == p).count() > 1 {
+                t.to_string()
+            } else {
+                p
+            }
+        };
+        let on: Vec<String> = self.holds_on.iter().map(|t| short(t)).collect();
+        let mut s = format!("on {}", on.join(", "));
+        // Excluded tasks grouped by reason, reasons in order of first appearance.
+        let mut reasons: Vec<&str> = Vec::new();
+        for e in &self.excluded {
+            if !reasons.contains(&e.reason.as_str()) {
+                reasons.push(&e.reason);
+            }
+        }
+        for reason in reasons {
+            let tasks: Vec<String> = self
+                .excluded
+                .iter()
+                .filter(|e| e.reason == reason)
+                .map(|e| short(&e.task))
+                .collect();
+            s.push_str(&format!("; {} excluded: {reason}", tasks.join(", ")));
+        }
+        s
+    }
 }
 
 impl Card {
@@ -93,6 +171,8 @@ impl Card {
             ownership,
             replay,
             licensed_claim,
+            claim_scope: None,
+            non_degeneracy: Vec::new(),
         }
     }
 }

@@ -143,6 +143,51 @@ pub fn checks(a: &ComtradeAudit, suite: &Suite) -> Vec<Check> {
         }),
         lifted,
     );
+    // Paper §5.2: at L1 the model owns only retry-or-skip, and the oracle (like every model
+    // the paper ran) never skips: judged on its own episodes the channel is degenerate.
+    let l1 = a
+        .channels
+        .iter()
+        .find(|c| c.level == "L1" && c.player == "oracle")
+        .and_then(|c| c.channels.iter().find(|c| c.decision == "retry"));
+    check(
+        "L1: the oracle's retry channel is degenerate (skip chosen 0 of n)".into(),
+        "skip chosen 0 of n > 0 faulted episodes: degenerate".into(),
+        l1.map_or("missing".into(), |c| {
+            format!(
+                "skip chosen {} of {}: {}",
+                c.deviant,
+                c.episodes,
+                if c.non_degenerate {
+                    "non-degenerate"
+                } else {
+                    "degenerate"
+                }
+            )
+        }),
+        l1.is_some_and(|c| c.episodes > 0 && c.deviant == 0 && !c.non_degenerate),
+    );
+    let scoped = a
+        .cards
+        .iter()
+        .filter_map(|c| c.claim_scope.as_ref())
+        .all(|s| {
+            s.excluded.iter().any(|e| e.task == suite.scale_bound_task)
+                && !s.holds_on.iter().any(|t| t == suite.scale_bound_task)
+        });
+    check(
+        format!(
+            "model capability is licensed without the scale-bound {}",
+            short_id(suite.scale_bound_task)
+        ),
+        format!("{} excluded", short_id(suite.scale_bound_task)),
+        a.cards
+            .iter()
+            .filter_map(|c| c.claim_scope.as_ref().map(|s| s.label()))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        scoped && a.cards.iter().any(|c| c.claim_scope.is_some()),
+    );
     let claims: Vec<String> = a
         .cards
         .iter()

@@ -73,8 +73,6 @@ pub struct Suite {
     pub execution_tasks: &'static [&'static str],
     /// The task of the 2×2 joint intervention (paper Table 1).
     pub joint_task: &'static str,
-    /// Players whose episodes are replayed.
-    pub replay_players: &'static [RuleKind],
     /// Per decision, the stand-ins wrong on exactly it and the tasks where it matters.
     pub ownership_probe: fn(Decision) -> (&'static [RuleKind], &'static [&'static str]),
     /// The released judge's probe values.
@@ -95,7 +93,6 @@ pub const SUITE: Suite = Suite {
         "T8_mixed_faults",
     ],
     joint_task: "T3_duplicates",
-    replay_players: &[RuleKind::Oracle, RuleKind::NoDedup, RuleKind::PageZero],
     ownership_probe,
     judge_check: JudgeCheck {
         task: "T2_multi_page",

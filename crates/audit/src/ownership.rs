@@ -137,6 +137,138 @@ fn action(decision: Decision, r: &EpisodeRecord) -> Option<bool> {
     }
 }
 
+/// What the deviant action of a decision is, in the words the card uses ("skip chosen 0 of
+/// 40").
+pub fn deviant_action(decision: &str) -> &'static str {
+    match decision {
+        "retry" => "skip",
+        "dedup" => "keep duplicates",
+        "totals_filter" => "keep totals",
+        "pagination" => "incomplete collection",
+        "submission" => "empty or fabricated submission",
+        _ => "deviant action",
+    }
+}
+
+/// The decision channels of one player's own episodes at one level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlayerChannels {
+    /// Level.
+    pub level: String,
+    /// Player (the ledger's `key.policy`).
+    pub player: String,
+    /// Non-degeneracy of each decision over this player's episodes only.
+    pub channels: Vec<Channel>,
+}
+
+/// The channels of every player at every level, each judged on that player's own episodes:
+/// a stand-in built to deviate never makes another player's channel look non-degenerate.
+pub fn channels_by_player(pool: &[EpisodeRecord], players: &[String]) -> Vec<PlayerChannels> {
+    let mut out = Vec::new();
+    for level in Level::ALL {
+        for player in players {
+            let mine = pool
+                .iter()
+                .filter(|r| r.key.level == level && r.key.policy == *player);
+            out.push(PlayerChannels {
+                level: level.to_string(),
+                player: player.clone(),
+                channels: channels(mine),
+            });
+        }
+    }
+    out
+}
+
+/// One player's non-degeneracy verdict at one level: every claimed decision the model owns
+/// there (as measured) must be non-degenerate in that player's own episodes.
+pub fn player_cell(
+    declared: &DeclaredOwnership,
+    measured: &[MeasuredCell],
+    chans: &PlayerChannels,
+) -> Cell {
+    let level = &chans.level;
+    let owned: Vec<&String> = declared
+        .claimed
+        .iter()
+        .filter(|d| {
+            measured
+                .iter()
+                .any(|c| &c.level == level && &c.decision == *d && c.measured == Owner::Model)
+        })
+        .collect();
+    if owned.is_empty() {
+        return Cell::not_probed(format!(
+            "the harness owns every claimed decision at {level}: no channel of {} to judge",
+            chans.player
+        ));
+    }
+    let mut bad = Vec::new();
+    let mut good = Vec::new();
+    for d in owned {
+        let c = chans.channels.iter().find(|c| &c.decision == d);
+        let (k, n) = c.map_or((0, 0), |c| (c.deviant, c.episodes));
+        let text = format!("{d}: {} chosen {k} of {n}", deviant_action(d));
+        if c.is_some_and(|c| c.non_degenerate) {
+            good.push(text);
+        } else {
+            bad.push(text);
+        }
+    }
+    if bad.is_empty() {
+        Cell {
+            status: Status::Pass,
+            evidence: format!(
+                "{} at {level}: every model-owned claimed channel non-degenerate ({}).",
+                chans.player,
+                good.join("; ")
+            ),
+        }
+    } else {
+        Cell {
+            status: Status::Fail,
+            evidence: format!(
+                "{} at {level}: degenerate ({}){}.",
+                chans.player,
+                bad.join("; "),
+                if good.is_empty() {
+                    String::new()
+                } else {
+                    format!("; non-degenerate: {}", good.join("; "))
+                }
+            ),
+        }
+    }
+}
+
+/// The calibration of every decision channel per level (the paper's rule-policy pre-run
+/// check): each decision over the episodes of the oracle and of the stand-ins built to deviate
+/// on exactly that decision, so a deviation elsewhere (an empty submission, say) never lands in
+/// the "not deviant" group. It shows that the channel can move ground-truth F1; it is no
+/// player's non-degeneracy.
+pub fn calibration(pool: &[EpisodeRecord]) -> Vec<(String, Vec<Channel>)> {
+    Level::ALL
+        .iter()
+        .map(|&level| {
+            let chans = Decision::ALL
+                .iter()
+                .filter_map(|&d| {
+                    let paired = pool.iter().filter(move |r| {
+                        r.key.level == level
+                            && RuleKind::parse(&r.key.policy).is_some_and(|k| {
+                                k == RuleKind::Oracle || k.wrong_decision() == Some(d)
+                            })
+                    });
+                    channels(paired)
+                        .into_iter()
+                        .find(|c| c.decision == decision_name(d))
+                })
+                .collect();
+            (level.to_string(), chans)
+        })
+        .collect()
+}
+
 /// Non-degeneracy of every decision over episodes (Y = ground-truth F1).
 pub fn channels<'a, I>(pool: I) -> Vec<Channel>
 where
@@ -166,12 +298,16 @@ where
         .collect()
 }
 
-/// The ownership-completeness cell: at the scored level, D_claimed ⊆ D_model as measured, every
-/// claimed channel non-degenerate, and the declaration never contradicted by the measurement.
+/// The ownership-completeness cell (the lattice's input): at the scored level, D_claimed ⊆
+/// D_model as measured, every claimed channel outcome-sensitive in `calibration` ([`calibration`]:
+/// the oracle beside the stand-ins built to deviate on each decision, the paper's rule-policy
+/// pre-run check), and the declaration never contradicted by the
+/// measurement. Whether a player's own choices vary is judged per player
+/// ([`player_cell`]), never over this pool.
 pub fn cell(
     target: &dyn Target,
     measured: &[MeasuredCell],
-    channels: &[(String, Vec<Channel>)],
+    calibration: &[(String, Vec<Channel>)],
 ) -> Cell {
     let Some(declared) = target.ownership() else {
         return Cell::not_probed("no scaffold-ownership map (hook 1)");
@@ -187,7 +323,7 @@ pub fn cell(
         .iter()
         .filter(|d| !model.contains(d))
         .collect();
-    let chans = channels
+    let chans = calibration
         .iter()
         .find(|(l, _)| *l == level)
         .map(|(_, c)| c.as_slice())
@@ -228,7 +364,7 @@ pub fn cell(
         return Cell {
             status: Status::Pass,
             evidence: format!(
-                "At {level} the model owns every claimed decision ({}), each non-degenerate.{mism}",
+                "At {level} the model owns every claimed decision ({}), each outcome-sensitive in calibration (the stand-in built to deviate on it moves ground-truth F1); each player's own non-degeneracy is judged per player.{mism}",
                 declared.claimed.join(", ")
             ),
         };
@@ -247,7 +383,10 @@ pub fn cell(
         ));
     }
     if !degenerate.is_empty() {
-        why.push(format!("degenerate: {}", degenerate.join(", ")));
+        why.push(format!(
+            "not outcome-sensitive in calibration: {}",
+            degenerate.join(", ")
+        ));
     }
     Cell {
         status: Status::Fail,

@@ -4,18 +4,18 @@
 
 use benchaudit_agents::{Decision, Level, RuleKind};
 use benchaudit_comtrade::{TaskSpec, task, tasks};
-use benchaudit_runs::{Plan, Player, run_all};
+use benchaudit_runs::{Flow, Plan, Player, run_jobs};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::card::{Card, Cell, Status};
+use crate::card::{Card, Cell, ClaimScope, ExcludedTask, PlayerVerdict, Status};
 use crate::checks::{Check, checks};
 use crate::comtrade_target::{ComtradeTarget, Configuration, Suite, decision_name, short_id};
 use crate::joint::{self, Joint};
-use crate::ownership::{self, Channel, MeasuredCell};
+use crate::ownership::{self, Channel, MeasuredCell, PlayerChannels};
 use crate::probes::{self, ProbeResult, Sensitivity};
 use crate::reliability::{self, PlayerReliability};
-use crate::replay::{self, Replay};
+use crate::replay::{self, RecordedEpisode, Replay};
 use crate::solvability::{self, OracleSolve, ReEmission};
 use crate::target::Target;
 
@@ -92,8 +92,17 @@ pub struct ComtradeAudit {
     pub sensitivity: Vec<(Configuration, Vec<Sensitivity>)>,
     /// Measured vs declared ownership.
     pub ownership: Vec<MeasuredCell>,
-    /// Non-degeneracy of the decision channels per level.
-    pub channels: Vec<(String, Vec<Channel>)>,
+    /// Non-degeneracy of the decision channels per level and player, each on the player's own
+    /// episodes.
+    pub channels: Vec<PlayerChannels>,
+    /// Per level, each decision's channel over the oracle and the stand-ins built to deviate
+    /// on exactly it: the calibration that shows the channel outcome-sensitive (the ownership
+    /// cell's input), never a player's non-degeneracy.
+    pub calibration: Vec<(String, Vec<Channel>)>,
+    /// The tasks the solvability stage finds solvable within the output budget (not
+    /// scale-bound): the reliability spectrum pools the execution tasks among them, and a
+    /// model-capability claim holds on them.
+    pub solvable_tasks: Vec<String>,
     /// The 2×2 (`None` when no player has scored episodes at both L0 and L2).
     pub joint: Option<Joint>,
     /// Replay.
@@ -176,14 +185,41 @@ pub fn audit_comtrade(
         let measured = ownership::measure(declared.as_ref(), suite, &seeds, workers);
         let exec = specs(suite.execution_tasks);
         let pool_plan = config.pool_plan(suite);
-        let pool = run_all(&pool_plan, workers);
-        let channels: Vec<(String, Vec<Channel>)> = Level::ALL
-            .iter()
-            .map(|l| {
-                let at_level = pool.iter().filter(|r| r.key.level == *l);
-                (l.to_string(), ownership::channels(at_level))
-            })
-            .collect();
+        let jobs = pool_plan.jobs();
+        let replay_seeds = &seeds[..seeds.len().min(3)];
+        let mut slots: Vec<Option<benchaudit_agents::EpisodeRecord>> = vec![None; jobs.len()];
+        let mut recorded: Vec<(usize, RecordedEpisode)> = Vec::new();
+        let pooled: Result<(), std::convert::Infallible> = run_jobs(&jobs, workers, |i, run| {
+            // A model's episodes on the replay seeds keep their provider exchange for replay.
+            if let Some(job) = jobs.get(i)
+                && let Some(model) = job.player.model_config()
+                && replay_seeds.contains(&job.spec.seed)
+            {
+                recorded.push((
+                    i,
+                    RecordedEpisode {
+                        config: model.clone(),
+                        spec: job.spec,
+                        record: run.record.clone(),
+                        log: run.transcript.messages.clone(),
+                    },
+                ));
+            }
+            if let Some(slot) = slots.get_mut(i) {
+                *slot = Some(run.record);
+            }
+            Ok(Flow::Continue)
+        });
+        match pooled {
+            Ok(()) => {}
+            Err(never) => match never {},
+        }
+        let pool: Vec<benchaudit_agents::EpisodeRecord> = slots.into_iter().flatten().collect();
+        recorded.sort_by_key(|(i, _)| *i);
+        let recorded: Vec<RecordedEpisode> = recorded.into_iter().map(|(_, e)| e).collect();
+        let names = pool_plan.player_names();
+        let channels = ownership::channels_by_player(&pool, &names);
+        let calibration = ownership::calibration(&pool);
 
         // The 2×2 joint intervention.
         let joint_task = task(suite.joint_task).ok_or("registry lost the joint task")?;
@@ -204,21 +240,24 @@ pub fn audit_comtrade(
             joint::run(config.players.clone(), joint_task, &seeds, workers).0
         };
 
-        // Replay.
+        // Replay: every rule player of the plan re-run on the first seeds, every model episode
+        // of those seeds replayed from its recorded provider responses.
         let replay = replay::run(
-            suite
-                .replay_players
+            config
+                .players
                 .iter()
-                .map(|k| Player::rule(*k))
+                .filter(|p| p.model_config().is_none())
+                .cloned()
                 .collect(),
             &Level::ALL,
             &exec,
-            &seeds[..seeds.len().min(3)],
+            replay_seeds,
             workers,
-        );
+            &recorded,
+        )?;
 
-        // Reliability by level; solvability.
-        let reliability = reliability::spectrum(&pool, &pool_plan.player_names(), threads);
+        // Solvability; reliability by level over the execution tasks solvable within the
+        // output budget.
         let (oracle, _) = solvability::oracle(&all, &seeds, workers);
         let re_emission = match re_emission_thread {
             Some(h) => h
@@ -226,6 +265,26 @@ pub fn audit_comtrade(
                 .unwrap_or_else(|_| Err("the re-emission stage panicked".into()))?,
             None => re_emission_stage()?,
         };
+        let scale_bound: Vec<&ReEmission> = re_emission.iter().filter(|r| r.scale_bound).collect();
+        let solvable_tasks: Vec<String> = re_emission
+            .iter()
+            .filter(|r| !r.scale_bound)
+            .map(|r| r.task.clone())
+            .collect();
+        let spectrum_pool: Vec<benchaudit_agents::EpisodeRecord> = pool
+            .iter()
+            .filter(|r| solvable_tasks.contains(&r.key.task_id))
+            .cloned()
+            .collect();
+        let reliability = reliability::spectrum(&spectrum_pool, &names, threads);
+        // Who is judged for non-degeneracy: the oracle (the rule target's player) and every
+        // model, never the stand-ins built to deviate.
+        let judged: Vec<String> = config
+            .players
+            .iter()
+            .filter(|p| p.name() == RuleKind::Oracle.name() || p.model_config().is_some())
+            .map(|p| p.name().to_string())
+            .collect();
         let cards = targets
             .iter()
             .map(|t| {
@@ -237,22 +296,57 @@ pub fn audit_comtrade(
                     .iter()
                     .find(|(c, _)| *c == t.configuration)
                     .map_or(&[][..], |(_, s)| s.as_slice());
-                Card::new(
+                let mut card = Card::new(
                     t.name(),
                     t.declared_scorer_kind(),
                     probes::criterion_cell(s, p, t.resolution()),
-                    ownership::cell(t, &measured, &channels),
+                    ownership::cell(t, &measured, &calibration),
                     replay::cell(&replay),
-                )
+                );
+                if let Some(d) = t.ownership() {
+                    let mut levels = vec![Level::L1.to_string()];
+                    if !levels.contains(&d.scored_level) {
+                        levels.push(d.scored_level.clone());
+                    }
+                    for level in &levels {
+                        for player in &judged {
+                            if let Some(c) = channels
+                                .iter()
+                                .find(|c| &c.level == level && &c.player == player)
+                            {
+                                card.non_degeneracy.push(PlayerVerdict {
+                                    level: level.clone(),
+                                    player: player.clone(),
+                                    verdict: ownership::player_cell(&d, &measured, c),
+                                });
+                            }
+                        }
+                    }
+                }
+                if card.licensed_claim == crate::lattice::Claim::ModelCapability {
+                    card.claim_scope = Some(ClaimScope {
+                        holds_on: solvable_tasks.clone(),
+                        excluded: scale_bound
+                            .iter()
+                            .map(|r| ExcludedTask {
+                                task: r.task.clone(),
+                                reason: "scale-bound".into(),
+                            })
+                            .collect(),
+                    });
+                }
+                card
             })
             .collect();
         let mut audit = ComtradeAudit {
             seeds,
-            players: pool_plan.player_names(),
+            players: names,
             probes: probes_all,
             sensitivity: sens_all,
             ownership: measured,
             channels,
+            calibration,
+            solvable_tasks,
             joint,
             replay,
             reliability,

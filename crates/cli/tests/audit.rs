@@ -33,7 +33,24 @@ fn audit_writes_the_card_and_guards_its_own_numbers() {
         stdout.contains("licensed claim:        model capability"),
         "{stdout}"
     );
-    assert!(stdout.contains("oracle checks: 9/9 pass"), "{stdout}");
+    assert!(stdout.contains("oracle checks: 11/11 pass"), "{stdout}");
+    // The repaired claim names the tasks it holds on (issue 11).
+    assert!(
+        stdout.contains("T1, T2, T7 excluded: scale-bound"),
+        "{stdout}"
+    );
+    // The card's L1 row: the oracle's own skip channel is degenerate (issue 11).
+    let md = std::fs::read_to_string(out.join("card.md")).unwrap();
+    assert!(
+        md.lines().any(|l| l.starts_with("| non-degeneracy at L1: oracle | **fail**: oracle at L1: degenerate (retry: skip chosen 0 of 3).")),
+        "{md}"
+    );
+    // An aggregate over no episodes reads "no data", never 0.000: the oracle never skips, so
+    // E[Y | skip] has no episode.
+    assert!(
+        md.contains("| oracle | L1 | retry | skip chosen 0 of 3 | no data | 1.000 | no |"),
+        "{md}"
+    );
     for f in ["card.md", "card.json", "audit.json", "report.html"] {
         assert!(out.join(f).is_file(), "{f}");
     }

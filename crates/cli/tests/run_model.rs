@@ -420,10 +420,41 @@ fn audit_adds_models_beside_the_rule_players() {
     );
     assert_eq!(row["l0_truth"], 1.0);
     assert!(
-        stdout.contains("oracle checks: 9/9 pass"),
+        stdout.contains("oracle checks: 11/11 pass"),
         "a model that ties at L0 keeps every L0 payload identical: {stdout}"
     );
     assert!(!server.requests().is_empty());
+    // Issue 11: the model gets its own non-degeneracy verdict on the card (the solver always
+    // retries at L1: skip chosen 0 of n) and is replayed from its recorded responses.
+    let cards: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("card.json")).unwrap()).unwrap();
+    let l1 = cards["cards"][1]["non_degeneracy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["level"] == "L1" && v["player"] == "local:solver")
+        .unwrap()
+        .clone();
+    assert_eq!(l1["verdict"]["status"], "fail", "{l1}");
+    assert!(
+        l1["verdict"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("retry: skip chosen 0 of"),
+        "{l1}"
+    );
+    let replay = &audit["comtrade"]["replay"];
+    assert_eq!(replay["model_episodes"], 18, "{replay}");
+    assert_eq!(
+        replay["mismatches"].as_array().unwrap().len(),
+        0,
+        "{replay}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("card.md")).unwrap();
+    assert!(
+        md.contains("| non-degeneracy at L1: local:solver |"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -121,22 +121,42 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
         r.extend(cards.iter().map(f));
         r
     };
-    b.push(table(
-        head,
-        vec![
-            row("scorer kind", &|c| {
-                format!("{:?}", c.scorer_kind).to_lowercase()
-            }),
-            row("criterion sensitivity", &|c| {
-                status_md(&c.criterion_sensitivity)
-            }),
-            row("ownership completeness", &|c| status_md(&c.ownership)),
-            row("replay", &|c| status_md(&c.replay)),
-            row("**licensed claim**", &|c| {
-                format!("**{}**", c.licensed_claim.label())
-            }),
-        ],
-    ));
+    let mut rows = vec![
+        row("scorer kind", &|c| {
+            format!("{:?}", c.scorer_kind).to_lowercase()
+        }),
+        row("criterion sensitivity", &|c| {
+            status_md(&c.criterion_sensitivity)
+        }),
+        row("ownership completeness", &|c| status_md(&c.ownership)),
+    ];
+    // Non-degeneracy per player, on its own episodes (L1 beside the scored level): evidence
+    // next to the ownership cell, one row per (level, player) any card judges.
+    let mut judged: Vec<(String, String)> = Vec::new();
+    for c in cards {
+        for v in &c.non_degeneracy {
+            let k = (v.level.clone(), v.player.clone());
+            if !judged.contains(&k) {
+                judged.push(k);
+            }
+        }
+    }
+    // Levels in order (L0, L1, L2), players in audit order within a level.
+    judged.sort_by(|a, b| a.0.cmp(&b.0));
+    for (level, player) in &judged {
+        rows.push(row(&format!("non-degeneracy at {level}: {player}"), &|c| {
+            c.non_degeneracy
+                .iter()
+                .find(|v| &v.level == level && &v.player == player)
+                .map_or("-".into(), |v| status_md(&v.verdict))
+        }));
+    }
+    rows.push(row("replay", &|c| status_md(&c.replay)));
+    rows.push(row("**licensed claim**", &|c| match &c.claim_scope {
+        Some(scope) => format!("**{}** {}", c.licensed_claim.label(), scope.label()),
+        None => format!("**{}**", c.licensed_claim.label()),
+    }));
+    b.push(table(head, rows));
     b.push(Block::Heading(2, "Oracle checks".into()));
     b.push(table(
         vec![
@@ -208,7 +228,7 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     if let Some(j) = &a.joint {
         b.extend(joint_blocks(j, &fig_dir)?);
     }
-    b.extend(ownership_blocks(a));
+    b.extend(ownership_blocks(a, cards));
     b.extend(reliability_blocks(a, suite, &fig_dir)?);
     b.extend(solvability_blocks(a));
     for c in &report.calls {
@@ -275,8 +295,9 @@ fn joint_blocks(j: &Joint, fig_dir: &Path) -> Result<Vec<Block>> {
     Ok(b)
 }
 
-/// Declared vs measured ownership, and the decision channels.
-fn ownership_blocks(a: &ComtradeAudit) -> Vec<Block> {
+/// Declared vs measured ownership, the channels' calibration and each judged player's own
+/// channels.
+fn ownership_blocks(a: &ComtradeAudit, cards: &[Card]) -> Vec<Block> {
     let mut b = vec![Block::Heading(2, "Declared vs measured ownership".into())];
     let owner = |o: Option<Owner>| o.map_or("-".into(), |o| format!("{o:?}").to_lowercase());
     let mut rows = Vec::new();
@@ -308,8 +329,15 @@ fn ownership_blocks(a: &ComtradeAudit) -> Vec<Block> {
         ],
         rows,
     ));
+    let yes_no = |v: bool| {
+        if v {
+            "yes".to_string()
+        } else {
+            "no".to_string()
+        }
+    };
     let mut rows = Vec::new();
-    for (level, chans) in &a.channels {
+    for (level, chans) in &a.calibration {
         for c in chans {
             rows.push(vec![
                 level.clone(),
@@ -317,17 +345,55 @@ fn ownership_blocks(a: &ComtradeAudit) -> Vec<Block> {
                 format!("{} of {}", c.deviant, c.episodes),
                 num_or_no_data(c.mean_y.0),
                 num_or_no_data(c.mean_y.1),
-                if c.non_degenerate {
-                    "yes".into()
-                } else {
-                    "no".into()
-                },
+                yes_no(c.non_degenerate),
             ]);
         }
     }
-    b.push(Block::Paragraph("Non-degeneracy of each decision channel over the players' episodes (A = the deviant action; Y = ground-truth F1).".into()));
+    b.push(Block::Paragraph("Calibration of each decision channel: the oracle's episodes beside those of the stand-ins built to deviate on exactly that decision (A = the deviant action; Y = ground-truth F1). It shows that a deviation would move the score (the ownership cell's input); it says nothing about whether any one player's choices vary.".into()));
     b.push(table(
         vec![
+            "level".into(),
+            "decision".into(),
+            "deviant".into(),
+            "E[Y | deviant]".into(),
+            "E[Y | not]".into(),
+            "outcome-sensitive".into(),
+        ],
+        rows,
+    ));
+    let mut judged: Vec<&str> = Vec::new();
+    for v in cards.iter().flat_map(|c| &c.non_degeneracy) {
+        if !judged.contains(&v.player.as_str()) {
+            judged.push(&v.player);
+        }
+    }
+    let mut rows = Vec::new();
+    for pc in a
+        .channels
+        .iter()
+        .filter(|c| judged.contains(&c.player.as_str()))
+    {
+        for c in &pc.channels {
+            rows.push(vec![
+                pc.player.clone(),
+                pc.level.clone(),
+                c.decision.clone(),
+                format!(
+                    "{} chosen {} of {}",
+                    benchaudit_audit::ownership::deviant_action(&c.decision),
+                    c.deviant,
+                    c.episodes
+                ),
+                num_or_no_data(c.mean_y.0),
+                num_or_no_data(c.mean_y.1),
+                yes_no(c.non_degenerate),
+            ]);
+        }
+    }
+    b.push(Block::Paragraph("Non-degeneracy per player, on that player's own episodes only (Var(A) > 0 and E[Y | deviant] ≠ E[Y | not]): the oracle, the rule target's player, and every model; never the stand-ins built to deviate.".into()));
+    b.push(table(
+        vec![
+            "player".into(),
             "level".into(),
             "decision".into(),
             "deviant".into(),
@@ -342,11 +408,33 @@ fn ownership_blocks(a: &ComtradeAudit) -> Vec<Block> {
 
 /// The reliability table and the scaffolding and reliability spectra.
 fn reliability_blocks(a: &ComtradeAudit, suite: &Suite, fig_dir: &Path) -> Result<Vec<Block>> {
-    let tasks = match (suite.execution_tasks.first(), suite.execution_tasks.last()) {
-        (Some(first), Some(last)) => format!("{}–{}", short_id(first), short_id(last)),
-        _ => String::new(),
+    // The tasks the spectrum pools: the execution tasks the solvability stage finds solvable
+    // within the output budget; the scale-bound ones are named as excluded.
+    let pooled: Vec<&str> = suite
+        .execution_tasks
+        .iter()
+        .filter(|t| a.solvable_tasks.iter().any(|s| s == *t))
+        .map(|t| short_id(t))
+        .collect();
+    let excluded: Vec<&str> = suite
+        .execution_tasks
+        .iter()
+        .filter(|t| !a.solvable_tasks.iter().any(|s| s == *t))
+        .map(|t| short_id(t))
+        .collect();
+    let tasks = if excluded.is_empty() {
+        pooled.join(", ")
+    } else {
+        format!(
+            "{}; {} excluded: scale-bound",
+            pooled.join(", "),
+            excluded.join(", ")
+        )
     };
-    let mut b = vec![Block::Heading(2, "Reliability by scaffolding level".into())];
+    let mut b = vec![Block::Heading(
+        2,
+        format!("Reliability by scaffolding level (ground-truth F1 pooled over {tasks})"),
+    )];
     b.push(table(
         vec![
             "player".into(),

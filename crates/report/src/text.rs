@@ -425,6 +425,9 @@ pub struct CardVerdicts {
     pub replay: &'static str,
     /// The licensed claim.
     pub licensed_claim: &'static str,
+    /// The tasks it holds on, when a stage limits it ("on T1, …; T7 excluded: scale-bound").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim_scope: Option<String>,
 }
 
 /// What `benchaudit audit` prints: each card's verdicts, the oracle checks, the number guard on
@@ -491,6 +494,7 @@ impl AuditSummary {
                 ownership: c.ownership.status.label(),
                 replay: c.replay.status.label(),
                 licensed_claim: c.licensed_claim.label(),
+                claim_scope: c.claim_scope.as_ref().map(|s| s.label()),
             })
             .collect();
         AuditSummary {
@@ -527,6 +531,9 @@ impl AuditSummary {
                 "{}\n  criterion sensitivity: {}\n  ownership:             {}\n  replay:                {}\n  licensed claim:        {}",
                 c.target, c.criterion_sensitivity, c.ownership, c.replay, c.licensed_claim
             );
+            if let Some(scope) = &c.claim_scope {
+                let _ = writeln!(out, "                         {scope}");
+            }
         }
         let checks = &self.oracle_checks;
         let _ = writeln!(
