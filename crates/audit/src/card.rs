@@ -64,6 +64,10 @@ pub struct Card {
     pub replay: Cell,
     /// The licensed claim.
     pub licensed_claim: Claim,
+    /// The interface confound (paper C.6; [`crate::interface`]): evidence beside the
+    /// lattice, never an input to the licensed claim. Absent where not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<Cell>,
 }
 
 impl Card {
@@ -93,6 +97,15 @@ impl Card {
             ownership,
             replay,
             licensed_claim,
+            interface: None,
         }
+    }
+
+    /// The card with the interface-confound cell: the licensed claim stays what the three
+    /// lattice cells give.
+    #[must_use]
+    pub fn with_interface(mut self, cell: Cell) -> Self {
+        self.interface = Some(cell);
+        self
     }
 }

@@ -135,6 +135,10 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
             row("**licensed claim**", &|c| {
                 format!("**{}**", c.licensed_claim.label())
             }),
+            // Evidence beside the lattice (C.6): not an input to the licensed claim.
+            row("interface confound (not in the lattice)", &|c| {
+                c.interface.as_ref().map_or_else(|| "-".into(), status_md)
+            }),
         ],
     ));
     b.push(Block::Heading(2, "Oracle checks".into()));
