@@ -54,11 +54,16 @@ pub enum RuleKind {
     Fabricator,
     /// Stand-in: submits an empty record set.
     Empty,
+    /// Interface probe (paper C.6): opens with fetch_page(0) and follows the `retry` flag of
+    /// every rejection literally: `retry: true` re-issues the identical call (and, after
+    /// [`PAGE_ZERO_REPEATS`] rejections, gives up and submits nothing, as page-zero does);
+    /// `retry: false` varies the argument to page 1 and goes on as the oracle.
+    RetryLiteral,
 }
 
 impl RuleKind {
     /// Every rule policy, in a stable order.
-    pub const ALL: [RuleKind; 12] = [
+    pub const ALL: [RuleKind; 13] = [
         RuleKind::Oracle,
         RuleKind::Baseline,
         RuleKind::AlwaysRetry,
@@ -71,6 +76,7 @@ impl RuleKind {
         RuleKind::PageZero,
         RuleKind::Fabricator,
         RuleKind::Empty,
+        RuleKind::RetryLiteral,
     ];
 
     /// The stand-ins, each wrong on exactly one decision.
@@ -99,6 +105,7 @@ impl RuleKind {
             RuleKind::PageZero => "page-zero",
             RuleKind::Fabricator => "fabricator",
             RuleKind::Empty => "empty",
+            RuleKind::RetryLiteral => "retry-literal",
         }
     }
 
@@ -132,6 +139,9 @@ impl RuleKind {
             }
             RuleKind::Fabricator => "submits well-formed records with invented ids",
             RuleKind::Empty => "submits an empty record set",
+            RuleKind::RetryLiteral => {
+                "interface probe (C.6): opens with fetch_page(0) and obeys each rejection's retry flag literally"
+            }
         }
     }
 
@@ -244,7 +254,7 @@ impl Policy for RulePolicy {
             task: start.task,
             protocol: start.options.submission,
             collector: Collector::new(start.task, dedup, drop_totals),
-            page: if self.kind == RuleKind::PageZero {
+            page: if matches!(self.kind, RuleKind::PageZero | RuleKind::RetryLiteral) {
                 0
             } else {
                 1
@@ -283,7 +293,7 @@ impl Policy for RulePolicy {
         };
         // Each stand-in fills its slots its own way; the harness must neutralise all of them.
         match self.kind {
-            RuleKind::PageZero => slots.start_page = Some(0),
+            RuleKind::PageZero | RuleKind::RetryLiteral => slots.start_page = Some(0),
             RuleKind::SinglePass => slots.max_pages = Some(1),
             RuleKind::Fabricator => slots.reporter = Some("000".into()),
             RuleKind::Empty => slots.max_pages = Some(0),
@@ -366,6 +376,12 @@ impl Policy for RulePolicy {
                 ));
                 if *retry && st.rejected < PAGE_ZERO_REPEATS && st.budget_left > 0 {
                     return Ok(Action::Call(last.call.clone()));
+                }
+                if !*retry && kind == RuleKind::RetryLiteral && st.budget_left > 0 && st.page == 0 {
+                    st.log
+                        .push("INFO the rejection is not retryable; trying page 1".to_string());
+                    st.page = 1;
+                    return Ok(fetch(st.page, size));
                 }
                 st.log
                     .push("ERROR could not fetch the data; giving up".to_string());

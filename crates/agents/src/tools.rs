@@ -2,7 +2,9 @@
 //! the state machine. Unknown tools and unreadable arguments become tool errors the model
 //! sees (and the scaffold counts), never panics.
 
-use benchaudit_comtrade::{Episode, FetchPageArgs, Row, SubmitArgs, TaskSpec, ToolError};
+use benchaudit_comtrade::{
+    AppendArgs, ArgumentError, Episode, FetchPageArgs, Row, SubmitArgs, TaskSpec, unknown_tool,
+};
 use benchaudit_scoring::{RewardScorer, Scores};
 use serde_json::{Value, json};
 
@@ -22,9 +24,13 @@ pub fn tool_names(chunked: bool) -> &'static [&'static str] {
     }
 }
 
-/// Runs one call. The flag is true when the call itself was malformed.
+/// Runs one call. The flag is true when the call itself was malformed (an unknown tool, or
+/// arguments that cannot be read); such a call gets the envelope REST and MCP give for it
+/// ([`benchaudit_comtrade::argument_envelope`], [`benchaudit_comtrade::unknown_tool`]) and
+/// spends no budget.
 pub fn execute(episode: &mut Episode, call: &ToolCall, reward: RewardScorer) -> (ToolResult, bool) {
-    let malformed = |e: String| (ToolResult::Error(ToolError::fatal(400, e)), true);
+    let profile = episode.options().interface;
+    let malformed = |e: ArgumentError| (ToolResult::Error(e.envelope(profile)), true);
     match call.name.as_str() {
         "get_task_info" => (ToolResult::TaskInfo(episode.get_task_info()), false),
         "fetch_page" => match FetchPageArgs::from_json(&call.arguments) {
@@ -32,14 +38,14 @@ pub fn execute(episode: &mut Episode, call: &ToolCall, reward: RewardScorer) -> 
                 Ok(page) => (ToolResult::Page(page), false),
                 Err(e) => (ToolResult::Error(e), false),
             },
-            Err(e) => malformed(e.to_string()),
+            Err(e) => malformed(e),
         },
-        "append_results" => match SubmitArgs::from_json(&call.arguments) {
-            Ok(args) => match episode.append_results(args.data_jsonl.as_deref().unwrap_or("")) {
+        "append_results" => match AppendArgs::from_json(&call.arguments) {
+            Ok(args) => match episode.append_results(&args.data_jsonl) {
                 Ok(n) => (ToolResult::Appended(n), false),
                 Err(e) => (ToolResult::Error(e), false),
             },
-            Err(e) => malformed(e.to_string()),
+            Err(e) => malformed(e),
         },
         "submit_results" => match SubmitArgs::from_json(&call.arguments) {
             Ok(args) => match episode.submit_results(args) {
@@ -58,9 +64,9 @@ pub fn execute(episode: &mut Episode, call: &ToolCall, reward: RewardScorer) -> 
                 }
                 Err(e) => (ToolResult::Error(e), false),
             },
-            Err(e) => malformed(e.to_string()),
+            Err(e) => malformed(e),
         },
-        other => malformed(format!("unknown tool `{other}`")),
+        other => (ToolResult::Error(unknown_tool(other)), true),
     }
 }
 

@@ -391,7 +391,9 @@ fn malformed_tool_calls_go_back_to_the_model_as_tool_errors_and_are_counted() {
         }
         let msgs = r.body["messages"].as_array().unwrap();
         if i == 1 {
-            // Both calls answered, by id, with a 400 tool error, before the next turn.
+            // Both calls answered, by id, with the tool-error envelope every door gives
+            // (unreadable arguments 422 with the legacy retry flag, an unknown tool 404),
+            // before the next turn.
             let tool: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "tool").collect();
             assert_eq!(tool.len(), 2);
             assert_eq!(
@@ -401,10 +403,20 @@ fn malformed_tool_calls_go_back_to_the_model_as_tool_errors_and_are_counted() {
                 ),
                 (Some("bad1"), Some("bad2"))
             );
-            for t in &tool {
-                let v: Value = serde_json::from_str(t["content"].as_str().unwrap()).unwrap();
-                assert_eq!(v["status"], 400, "{v}");
-            }
+            let envelope = |t: &Value| -> Value {
+                serde_json::from_str(t["content"].as_str().unwrap()).unwrap()
+            };
+            let (bad1, bad2) = (envelope(tool[0]), envelope(tool[1]));
+            assert_eq!(
+                (&bad1["status"], &bad1["retry"]),
+                (&json!(422), &json!(true)),
+                "{bad1}"
+            );
+            assert_eq!(
+                (&bad2["status"], &bad2["retry"]),
+                (&json!(404), &json!(false)),
+                "{bad2}"
+            );
             assert!(
                 tool[1]["content"]
                     .as_str()

@@ -72,6 +72,10 @@ pub struct Card {
     /// evidence beside the ownership cell (which stays the lattice's input).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub non_degeneracy: Vec<PlayerVerdict>,
+    /// The interface confound (paper C.6; [`crate::interface`]): evidence beside the
+    /// lattice, never an input to the licensed claim. Absent where not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<Cell>,
 }
 
 /// One player's non-degeneracy verdict at one level.
@@ -173,6 +177,15 @@ impl Card {
             licensed_claim,
             claim_scope: None,
             non_degeneracy: Vec::new(),
+            interface: None,
         }
+    }
+
+    /// The card with the interface-confound cell: the licensed claim stays what the three
+    /// lattice cells give.
+    #[must_use]
+    pub fn with_interface(mut self, cell: Cell) -> Self {
+        self.interface = Some(cell);
+        self
     }
 }

@@ -10,6 +10,11 @@
 //! registry  = ["python3", "hooks.py", "registry"]
 //! truth     = ["python3", "hooks.py", "truth"]
 //! score     = ["python3", "hooks.py", "score"]
+//! scaffold_variance = ["python3", "hooks.py", "variance"]   # or the table below
+//!
+//! [scaffold_variance]              # measured: one model under several native scaffolds
+//! model = "gpt-4o"
+//! scores = { "tool-calling" = 0.61, "react" = 0.48 }
 //! ```
 //!
 //! Requests and answers (one JSON value each way):
@@ -17,6 +22,11 @@
 //! * registry: `{}` → `{"tasks": [{"task_id": "t1", "seeds": [0]}]}`
 //! * truth: `{"task": "t1", "seed": 0}` → `{"records": [{…}, …]}`
 //! * score: `{"task": "t1", "seed": 0, "submission": {"records": […], "metadata": {…}, "run_log": "…"}}` → `{"score": 0.75}`
+//! * scaffold_variance: `{}` → `{"model": "gpt-4o", "scores": {"tool-calling": 0.61, "react": 0.48}}`
+//!
+//! Hook paths resolve against the manifest's folder whichever way the manifest is named
+//! (`--target target.toml` from its folder is `--target ./target.toml`). A hook that fails
+//! makes the stages it serves "not probed: <cause>" with its stderr tail; never a fail.
 //!
 //! A function-calling benchmark (`probes = "calls"`, e.g. `targets/bfcl/target.toml`) is probed
 //! by the [`crate::calls`] family through two **batch** hooks instead, one process per batch:
@@ -50,7 +60,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::calls::{CallChecker, CallsConfig, CheckVerdict, Entries, ScoreItem};
-use crate::target::{DeclaredOwnership, Forged, ScorerKind, Target, TargetTask};
+use crate::target::{DeclaredOwnership, Forged, ScaffoldVariance, ScorerKind, Target, TargetTask};
 
 /// How long one hook call may take.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -136,6 +146,9 @@ pub struct Manifest {
     /// Hook commands.
     #[serde(default)]
     pub hooks: Hooks,
+    /// Measured scaffold variance given as numbers (instead of the `scaffold_variance` hook).
+    #[serde(default)]
+    pub scaffold_variance: Option<ScaffoldVariance>,
 }
 
 /// The four optional hook commands (argv).
@@ -154,6 +167,8 @@ pub struct Hooks {
     pub entries: Option<Vec<String>>,
     /// Function calls: scores a batch of outputs.
     pub score_batch: Option<Vec<String>>,
+    /// Measured scaffold variance: the same model's scores under several native scaffolds.
+    pub scaffold_variance: Option<Vec<String>>,
 }
 
 /// A target whose hooks are external commands.
@@ -183,6 +198,7 @@ impl ExternalTarget {
             ("score", &manifest.hooks.score),
             ("entries", &manifest.hooks.entries),
             ("score_batch", &manifest.hooks.score_batch),
+            ("scaffold_variance", &manifest.hooks.scaffold_variance),
         ] {
             if argv.as_ref().is_some_and(|a| a.is_empty()) {
                 return Err(format!(
@@ -199,6 +215,16 @@ impl ExternalTarget {
                 "{}: resolution must be a finite number ≥ 0",
                 path.display()
             ));
+        }
+        if let Some(v) = &manifest.scaffold_variance {
+            v.validate()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if manifest.hooks.scaffold_variance.is_some() {
+                return Err(format!(
+                    "{}: scaffold variance is given both as numbers and as a hook; keep one",
+                    path.display()
+                ));
+            }
         }
         if manifest
             .calls
@@ -250,6 +276,26 @@ impl ExternalTarget {
 
     fn call(&self, argv: &[String], request: &Value) -> Result<Value, String> {
         run_hook(argv, &self.dir, request, HOOK_TIMEOUT).map_err(|f| f.to_string())
+    }
+
+    /// Runs hook `name` and reads its answer with `read`; every failure, the answer not
+    /// fitting the protocol included, is "`name` hook failed: <cause>; stderr: <tail>".
+    fn call_read<T>(
+        &self,
+        name: &str,
+        argv: &[String],
+        request: &Value,
+        read: impl FnOnce(Value) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let (answer, stderr) = run_hook_with_stderr(argv, &self.dir, request, HOOK_TIMEOUT)
+            .map_err(|f| format!("{name} hook failed: {f}"))?;
+        read(answer).map_err(|cause| {
+            let failure = HookFailure {
+                cause,
+                stderr_tail: stderr,
+            };
+            format!("{name} hook failed: {failure}")
+        })
     }
 }
 
@@ -328,6 +374,17 @@ pub fn run_hook(
     request: &Value,
     timeout: Duration,
 ) -> Result<Value, HookFailure> {
+    run_hook_with_stderr(argv, dir, request, timeout).map(|(v, _)| v)
+}
+
+/// [`run_hook`], also returning the tail of the hook's stderr on success: an answer that is
+/// JSON but does not fit the protocol is a failure too, and what the hook logged says why.
+pub fn run_hook_with_stderr(
+    argv: &[String],
+    dir: &Path,
+    request: &Value,
+    timeout: Duration,
+) -> Result<(Value, String), HookFailure> {
     let fail = |cause: String, stderr_tail: String| HookFailure { cause, stderr_tail };
     let (program, args) = argv
         .split_first()
@@ -451,8 +508,10 @@ pub fn run_hook(
     if !status.success() {
         return Err(fail(format!("`{program}` exited with {status}"), err));
     }
-    serde_json::from_slice(&out)
-        .map_err(|e| fail(format!("`{program}` did not answer JSON: {e}"), err))
+    match serde_json::from_slice(&out) {
+        Ok(v) => Ok((v, err)),
+        Err(e) => Err(fail(format!("`{program}` did not answer JSON: {e}"), err)),
+    }
 }
 
 impl CallChecker for ExternalTarget {
@@ -545,17 +604,47 @@ impl Target for ExternalTarget {
     }
 
     fn ownership(&self) -> Option<DeclaredOwnership> {
-        let argv = self.manifest.hooks.ownership.as_ref()?;
-        // A broken ownership hook is treated as absent: the stage is not probed, never passed.
-        self.call(argv, &json!({}))
-            .ok()
-            .and_then(|v| serde_json::from_value(v).ok())
+        // A broken ownership hook gives no declaration: the stage is not probed, never passed.
+        self.ownership_hook().and_then(Result::ok)
     }
 
     fn registry(&self) -> Option<Vec<TargetTask>> {
+        self.registry_hook().and_then(Result::ok)
+    }
+
+    fn ownership_hook(&self) -> Option<Result<DeclaredOwnership, String>> {
+        let argv = self.manifest.hooks.ownership.as_ref()?;
+        Some(self.call_read("ownership", argv, &json!({}), |v| {
+            serde_json::from_value(v)
+                .map_err(|e| format!("its answer does not fit the protocol: {e}"))
+        }))
+    }
+
+    fn registry_hook(&self) -> Option<Result<Vec<TargetTask>, String>> {
         let argv = self.manifest.hooks.registry.as_ref()?;
-        let v = self.call(argv, &json!({})).ok()?;
-        serde_json::from_value(v.get("tasks")?.clone()).ok()
+        Some(self.call_read("registry", argv, &json!({}), |v| {
+            let tasks = v
+                .get("tasks")
+                .cloned()
+                .ok_or_else(|| "its answer has no `tasks` array".to_string())?;
+            serde_json::from_value(tasks)
+                .map_err(|e| format!("its answer does not fit the protocol: {e}"))
+        }))
+    }
+
+    fn scaffold_variance(&self) -> Option<Result<ScaffoldVariance, String>> {
+        if let Some(v) = &self.manifest.scaffold_variance {
+            return Some(Ok(v.clone()));
+        }
+        let argv = self.manifest.hooks.scaffold_variance.as_ref()?;
+        // Non-finite numbers cannot be JSON: a hook printing `NaN` did not answer JSON, one
+        // printing 1e999 is out of range; both are failures here.
+        Some(self.call_read("scaffold_variance", argv, &json!({}), |v| {
+            let v: ScaffoldVariance = serde_json::from_value(v)
+                .map_err(|e| format!("its answer does not fit the protocol: {e}"))?;
+            v.validate()?;
+            Ok(v)
+        }))
     }
 
     fn truth(&self, task: &str, seed: u64) -> Option<Result<Vec<Value>, String>> {

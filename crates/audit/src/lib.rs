@@ -37,6 +37,7 @@ pub mod checks;
 pub mod comtrade_target;
 pub mod external;
 pub mod guard;
+pub mod interface;
 pub mod joint;
 pub mod lattice;
 pub mod ownership;
@@ -55,4 +56,6 @@ pub use pipeline::{
     AuditConfig, AuditReport, CallsTargetAudit, ComtradeAudit, ExternalAudit, Resolution,
     audit_comtrade, audit_external,
 };
-pub use target::{DeclaredOwnership, Forged, Owner, ScorerKind, Target, TargetTask};
+pub use target::{
+    DeclaredOwnership, Forged, Owner, ScaffoldVariance, ScorerKind, Target, TargetTask,
+};

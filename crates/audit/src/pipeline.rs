@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::card::{Card, Cell, ClaimScope, ExcludedTask, PlayerVerdict, Status};
 use crate::checks::{Check, checks};
 use crate::comtrade_target::{ComtradeTarget, Configuration, Suite, decision_name, short_id};
+use crate::interface::{self, InterfaceConfound};
 use crate::joint::{self, Joint};
 use crate::ownership::{self, Channel, MeasuredCell, PlayerChannels};
 use crate::probes::{self, ProbeResult, Sensitivity};
@@ -113,6 +114,8 @@ pub struct ComtradeAudit {
     pub oracle: Vec<OracleSolve>,
     /// Re-emission bounds per task.
     pub re_emission: Vec<ReEmission>,
+    /// The interface confound (C.6): a literal follower of `retry` under legacy and strict.
+    pub interface: InterfaceConfound,
     /// The cards: as shipped, repaired.
     pub cards: Vec<Card>,
     /// Oracle checks.
@@ -256,6 +259,11 @@ pub fn audit_comtrade(
             &recorded,
         )?;
 
+        // The interface confound (C.6 is the joint task, T3): evidence on the card, no lattice
+        // input.
+        let interface = interface::measure(&[joint_task], &seeds, workers);
+        let interface_cell = interface::cell(&interface);
+
         // Solvability; reliability by level over the execution tasks solvable within the
         // output budget.
         let (oracle, _) = solvability::oracle(&all, &seeds, workers);
@@ -302,7 +310,8 @@ pub fn audit_comtrade(
                     probes::criterion_cell(s, p, t.resolution()),
                     ownership::cell(t, &measured, &calibration),
                     replay::cell(&replay),
-                );
+                )
+                .with_interface(interface_cell.clone());
                 if let Some(d) = t.ownership() {
                     let mut levels = vec![Level::L1.to_string()];
                     if !levels.contains(&d.scored_level) {
@@ -352,6 +361,7 @@ pub fn audit_comtrade(
             reliability,
             oracle,
             re_emission,
+            interface,
             cards,
             checks: Vec::new(),
         };
@@ -393,6 +403,12 @@ pub struct ExternalAudit {
     pub probes: Vec<ProbeResult>,
     /// Sensitivity per task.
     pub sensitivity: Vec<Sensitivity>,
+    /// Measured scaffold variance, when the target supplies it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaffold_variance: Option<crate::target::ScaffoldVariance>,
+    /// Its spread (max − min), to three decimals as the card states it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaffold_spread: Option<f64>,
     /// The card.
     pub card: Card,
 }
@@ -404,13 +420,14 @@ pub struct ExternalAudit {
 /// # Errors
 /// None today: kept so a stage that cannot be reported at all can still stop the audit.
 pub fn audit_external(target: &dyn Target, seed: u64) -> Result<ExternalAudit, String> {
-    let registry = target.registry();
+    let registry = target.registry_hook();
     let mut probes = Vec::new();
     let mut sensitivity = Vec::new();
-    // A failing truth or score hook makes criterion sensitivity "not probed" with the cause
-    // and the hook's stderr, never a fail: the scorer did not answer, so nothing was measured.
+    // A failing registry, truth or score hook makes criterion sensitivity "not probed" with
+    // the cause and the hook's stderr, never a fail: the scorer did not answer, so nothing
+    // was measured.
     let mut failures = Vec::new();
-    if let Some(reg) = &registry {
+    if let Some(Ok(reg)) = &registry {
         for t in reg {
             let seed = t.seeds.first().copied().unwrap_or(seed);
             match probes::run_battery(target, &[t.task_id.as_str()], seed) {
@@ -427,45 +444,24 @@ pub fn audit_external(target: &dyn Target, seed: u64) -> Result<ExternalAudit, S
             }
         }
     }
-    let criterion = if registry.is_none() {
-        Cell::not_probed("no task registry (hook 2)")
-    } else if let Some(first) = failures.first() {
-        let more = match failures.len() {
-            1 => String::new(),
-            n => format!(" (and {} more hook failures)", n - 1),
-        };
-        Cell::not_probed(format!("{first}{more}"))
-    } else if sensitivity.is_empty() {
-        Cell::not_probed("no canonical-truth oracle or no scorer hook (hooks 3, 4)")
-    } else {
-        probes::criterion_cell(&sensitivity, &probes, target.resolution())
-    };
-    let ownership = match target.ownership() {
-        None => Cell::not_probed("no scaffold-ownership map (hook 1)"),
-        Some(d) => {
-            let model = d.model_owned(&d.scored_level);
-            let missing: Vec<&String> = d.claimed.iter().filter(|c| !model.contains(c)).collect();
-            if missing.is_empty() {
-                Cell::not_probed(format!(
-                    "declared: the model owns every claimed decision at {}, but the harness is not inspectable by runs, so neither the declaration nor non-degeneracy is measured",
-                    d.scored_level
-                ))
+    let criterion = match &registry {
+        None => Cell::not_probed("no task registry (hook 2)"),
+        Some(Err(cause)) => Cell::not_probed(cause.clone()),
+        Some(Ok(_)) => {
+            if let Some(first) = failures.first() {
+                let more = match failures.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more hook failures)", n - 1),
+                };
+                Cell::not_probed(format!("{first}{more}"))
+            } else if sensitivity.is_empty() {
+                Cell::not_probed("no canonical-truth oracle or no scorer hook (hooks 3, 4)")
             } else {
-                Cell {
-                    status: Status::Fail,
-                    evidence: format!(
-                        "by the target's own declaration the harness owns {} at {}",
-                        missing
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        d.scored_level
-                    ),
-                }
+                probes::criterion_cell(&sensitivity, &probes, target.resolution())
             }
         }
     };
+    let ownership = external_ownership_cell(target);
     let replay = Cell::not_probed("the target exposes no episode runner");
     let card = Card::new(
         target.name(),
@@ -474,11 +470,94 @@ pub fn audit_external(target: &dyn Target, seed: u64) -> Result<ExternalAudit, S
         ownership,
         replay,
     );
+    let scaffold_variance = target
+        .scaffold_variance()
+        .and_then(Result::ok)
+        .filter(|v| v.validate().is_ok());
     Ok(ExternalAudit {
         probes,
         sensitivity,
+        scaffold_spread: scaffold_variance
+            .as_ref()
+            .map(|v| (v.spread() * 1000.0).round() / 1000.0),
+        scaffold_variance,
         card,
     })
+}
+
+/// An external target's ownership cell: measured scaffold variance first (a spread above the
+/// scorer's resolution is a measured fail: the score is a model–scaffold system's), then the
+/// declared map (hook 1). A failing hook is "not probed" with its cause, never a fail.
+fn external_ownership_cell(target: &dyn Target) -> Cell {
+    let epsilon = target.resolution();
+    let variance = match target.scaffold_variance() {
+        Some(Err(cause)) => Some(Err(cause)),
+        Some(Ok(v)) => Some(v.validate().map(|()| v)),
+        None => None,
+    };
+    if let Some(Ok(v)) = &variance
+        && v.spread() > epsilon
+    {
+        let scores: Vec<String> = v
+            .scores
+            .iter()
+            .map(|(name, s)| format!("{name} {s}"))
+            .collect();
+        return Cell {
+            status: Status::Fail,
+            evidence: format!(
+                "measured: {} scores {} under its {} native scaffolds (spread {:.3} > ε {epsilon}): the scaffold moves the score, so it measures the model–scaffold system",
+                v.model,
+                scores.join(", "),
+                v.scores.len(),
+                v.spread()
+            ),
+        };
+    }
+    let declared = match target.ownership_hook() {
+        None => {
+            return match variance {
+                Some(Err(cause)) => Cell::not_probed(cause),
+                Some(Ok(v)) => Cell::not_probed(format!(
+                    "measured: {} scores within ε {epsilon} under its {} native scaffolds, but no scaffold-ownership map (hook 1) says which decisions the model owns",
+                    v.model,
+                    v.scores.len()
+                )),
+                None => Cell::not_probed("no scaffold-ownership map (hook 1)"),
+            };
+        }
+        Some(Err(cause)) => return Cell::not_probed(cause),
+        Some(Ok(d)) => d,
+    };
+    let model = declared.model_owned(&declared.scored_level);
+    let missing: Vec<&String> = declared
+        .claimed
+        .iter()
+        .filter(|c| !model.contains(c))
+        .collect();
+    if missing.is_empty() {
+        let variance_note = match &variance {
+            Some(Err(cause)) => format!(" ({cause})"),
+            _ => String::new(),
+        };
+        Cell::not_probed(format!(
+            "declared: the model owns every claimed decision at {}, but the harness is not inspectable by runs, so neither the declaration nor non-degeneracy is measured{variance_note}",
+            declared.scored_level
+        ))
+    } else {
+        Cell {
+            status: Status::Fail,
+            evidence: format!(
+                "by the target's own declaration the harness owns {} at {}",
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                declared.scored_level
+            ),
+        }
+    }
 }
 
 /// One target's scorer resolution ε, as audit.json lists it.

@@ -49,6 +49,55 @@ pub struct TargetTask {
     pub seeds: Vec<u64>,
 }
 
+/// Measured scaffold variance (paper §5, as measured for τ-bench): the same model's score
+/// under several of the target's native scaffolds. A spread above the scorer's resolution
+/// is a measurement that the scaffold moves the score, so the number is a model–scaffold
+/// system's, whatever the ownership map declares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaffoldVariance {
+    /// The model whose scores these are.
+    pub model: String,
+    /// Scaffold name → the model's score under it (finite; at least two scaffolds).
+    pub scores: std::collections::BTreeMap<String, f64>,
+}
+
+impl ScaffoldVariance {
+    /// Checks the numbers: at least two scaffolds, every score finite.
+    ///
+    /// # Errors
+    /// Fewer than two scaffolds, or a score that is NaN or infinite.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.scores.len() < 2 {
+            return Err(format!(
+                "scaffold variance needs the scores of at least two scaffolds, got {}",
+                self.scores.len()
+            ));
+        }
+        match self.scores.iter().find(|(_, v)| !v.is_finite()) {
+            Some((name, v)) => Err(format!(
+                "scaffold variance: the score under `{name}` is not a finite number ({v})"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Highest minus lowest score.
+    pub fn spread(&self) -> f64 {
+        let lo = self.scores.values().copied().fold(f64::INFINITY, f64::min);
+        let hi = self
+            .scores
+            .values()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        if lo.is_finite() && hi.is_finite() {
+            hi - lo
+        } else {
+            0.0
+        }
+    }
+}
+
 /// A forged submission: records, the self-report and the log, as a target's scorer reads them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Forged {
@@ -105,5 +154,22 @@ pub trait Target {
     /// The scorer kind the target declares (used when criterion sensitivity cannot decide).
     fn declared_scorer_kind(&self) -> ScorerKind {
         ScorerKind::Unknown
+    }
+
+    /// Hook 1 with the cause of its failure: `Some(Err(cause))` when the hook exists but
+    /// gave no usable answer (the stage is then not probed, naming the cause).
+    fn ownership_hook(&self) -> Option<Result<DeclaredOwnership, String>> {
+        self.ownership().map(Ok)
+    }
+
+    /// Hook 2 with the cause of its failure.
+    fn registry_hook(&self) -> Option<Result<Vec<TargetTask>, String>> {
+        self.registry().map(Ok)
+    }
+
+    /// Measured scaffold variance, if the target supplies it (numbers in its manifest or a
+    /// hook), with the cause of a failure.
+    fn scaffold_variance(&self) -> Option<Result<ScaffoldVariance, String>> {
+        None
     }
 }

@@ -14,6 +14,25 @@ pub enum InterfaceArg {
     Strict,
 }
 
+/// The tool text a model is shown on the command line (paper C.6).
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum ToolTextArg {
+    /// `page` described as 1-based, page 0 rejected (the default).
+    #[default]
+    Clarified,
+    /// `page` described as "Page number" with no base stated.
+    Ambiguous,
+}
+
+impl From<ToolTextArg> for benchaudit_comtrade::ToolText {
+    fn from(a: ToolTextArg) -> Self {
+        match a {
+            ToolTextArg::Clarified => benchaudit_comtrade::ToolText::Clarified,
+            ToolTextArg::Ambiguous => benchaudit_comtrade::ToolText::Ambiguous,
+        }
+    }
+}
+
 /// Submission protocol on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SubmissionArg {

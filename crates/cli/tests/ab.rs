@@ -382,6 +382,22 @@ fn a_frozen_preregistration_rerun_with_another_stats_seed_reports_a_deviation() 
             && seeded.contains("reached with 1 disclosed deviation"),
         "{seeded}"
     );
+    // The tool text is chosen by --tool-text, not hard-wired: another wording than the
+    // frozen one is a disclosed deviation too, and the manifest records it.
+    let worded = run(
+        &["--policy", "always-retry", "--tool-text", "ambiguous"],
+        "worded",
+    );
+    assert!(
+        worded.contains("DISCLOSED DEVIATIONS from the frozen design (1)")
+            && worded.contains("tool text: frozen clarified, run ambiguous")
+            && worded.contains("reached with 1 disclosed deviation"),
+        "{worded}"
+    );
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("worded/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["config"]["tool_text"], "ambiguous", "{manifest}");
     // A second agent is outside the frozen family: exploratory, no decision, and the family
     // keeps its frozen size.
     let wider = run(&["--policy", "always-retry,always-skip"], "wider");

@@ -163,3 +163,45 @@ fn a_function_call_target_whose_checker_fails_is_not_probed_on_the_card() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("targets/no_such_target/target.toml"));
 }
+
+#[test]
+fn a_target_named_from_its_own_folder_audits_like_dot_slash_and_the_absolute_path() {
+    // Hook paths resolve against the manifest's folder: `--target target.toml` run from that
+    // folder (parent "") must find `hooks.py` exactly as `./target.toml` and the absolute path do.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("toy");
+    std::fs::create_dir(&folder).unwrap();
+    let fixtures =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/fixtures/toy");
+    for f in ["hooks.py", "target.toml"] {
+        std::fs::copy(fixtures.join(f), folder.join(f)).unwrap();
+    }
+    let external = |target: &std::path::Path, out: &str| -> Value {
+        let out = dir.path().join(out);
+        let o = bin()
+            .current_dir(&folder)
+            .args(["audit", "--seeds", "0", "--out"])
+            .arg(&out)
+            .arg("--target")
+            .arg(target)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("audit.json")).unwrap())
+                .unwrap();
+        doc["external"].clone()
+    };
+    let bare = external(std::path::Path::new("target.toml"), "bare");
+    assert_eq!(
+        bare[0]["card"]["criterion_sensitivity"]["status"], "pass",
+        "the hooks ran: {bare}"
+    );
+    assert_eq!(bare, external(std::path::Path::new("./target.toml"), "dot"));
+    assert_eq!(bare, external(&folder.join("target.toml"), "absolute"));
+}

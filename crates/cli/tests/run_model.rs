@@ -532,3 +532,66 @@ fn a_sharded_model_audit_merges_into_the_same_card_without_calling_the_model_aga
         "as many model requests as the shards made together"
     );
 }
+
+#[test]
+fn the_tool_text_flag_reaches_the_model_and_the_manifest_and_a_resume_under_another_is_refused() {
+    use benchaudit_comtrade::ToolText;
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let url = server.base_url();
+    let args = |text: &'static str| {
+        vec![
+            "run".to_string(),
+            "--model".into(),
+            "local:solver".into(),
+            "--base-url".into(),
+            url.clone(),
+            "--level".into(),
+            "L2".into(),
+            "--tasks".into(),
+            "T2_multi_page".into(),
+            "--seeds".into(),
+            "0".into(),
+            "--tool-text".into(),
+            text.into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let run = |text: &'static str| {
+        let a = args(text);
+        benchaudit(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = run("ambiguous");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every request offered fetch_page with the ambiguous page text, no base stated.
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        let fetch = r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "fetch_page")
+            .unwrap();
+        assert_eq!(
+            fetch["function"]["parameters"]["properties"]["page"]["description"],
+            ToolText::Ambiguous.page_description()
+        );
+    }
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["config"]["tool_text"], "ambiguous", "{manifest}");
+    assert_eq!(manifest["config"]["models"][0]["tool_text"], "ambiguous");
+    // The default wording is another run: refused before anything runs, naming the field.
+    let o = run("clarified");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("tool_text"), "{stderr}");
+    assert_eq!(
+        server.requests().len(),
+        requests.len(),
+        "nothing more was asked"
+    );
+}

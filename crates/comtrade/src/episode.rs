@@ -19,8 +19,8 @@ use benchaudit_stress::{
 
 use crate::faults::{FaultPlan, inject};
 use crate::protocol::{
-    Constraints, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol,
-    SubmitArgs, TaskInfo, ToolError,
+    Constraints, EpisodeOptions, FetchPageArgs, PageResponse, SubmissionProtocol, SubmitArgs,
+    TaskInfo, ToolError,
 };
 use crate::record::{Generator, Row, RowWriter, Totals, record_id, totals_id};
 use crate::stress::{ComtradeAdapter, StressConfig};
@@ -255,12 +255,7 @@ impl Episode {
 
     fn argument_error(&mut self, error: String) -> ToolError {
         self.counts.rejected += 1;
-        ToolError {
-            status: 422,
-            error,
-            retry: self.options.interface == InterfaceProfile::Legacy,
-            retry_after_s: None,
-        }
+        crate::protocol::argument_envelope(self.options.interface, error)
     }
 
     /// Tool 2: one page, or a fault envelope. Every call spends one unit of budget, except

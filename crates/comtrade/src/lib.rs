@@ -28,8 +28,9 @@ pub mod task;
 pub use episode::{Episode, EpisodeCounts};
 pub use faults::FaultPlan;
 pub use protocol::{
-    ArgumentError, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse,
-    SubmissionProtocol, SubmitArgs, TaskInfo, ToolError,
+    AppendArgs, ArgumentError, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse,
+    SubmissionProtocol, SubmitArgs, TOOL_NAMES, TaskInfo, ToolError, ToolText, argument_envelope,
+    unknown_tool,
 };
 pub use record::{Generator, Record, Row, RowJson, RowWriter, Totals};
 pub use stress::StressConfig;

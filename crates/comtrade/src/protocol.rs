@@ -19,6 +19,59 @@ pub enum InterfaceProfile {
     Strict,
 }
 
+/// The wording of `fetch_page`'s `page` argument a model is shown (paper C.6). `clarified`
+/// (the default) states the base: pages are 1-indexed and page 0 is rejected. `ambiguous`
+/// says only "Page number", leaving the base to the model. The paper's own harness text is
+/// not published (docs/decisions.md), so neither is called "released".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolText {
+    /// The base stated: "Page number, 1-based. Page 0 or below is rejected …".
+    #[default]
+    Clarified,
+    /// No base stated: "Page number. …".
+    Ambiguous,
+}
+
+impl ToolText {
+    /// Both wordings, the default first.
+    pub const ALL: [ToolText; 2] = [ToolText::Clarified, ToolText::Ambiguous];
+
+    /// The command-line, manifest and pre-registration name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolText::Clarified => "clarified",
+            ToolText::Ambiguous => "ambiguous",
+        }
+    }
+
+    /// Looks a wording up by name.
+    pub fn parse(name: &str) -> Option<ToolText> {
+        ToolText::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The description of `fetch_page`'s `page` argument: the one text every door (in-process
+    /// LLM tools, MCP) shows.
+    pub fn page_description(self) -> &'static str {
+        match self {
+            ToolText::Clarified => {
+                "Page number, 1-based. Page 0 or below is rejected with status 422 and still spends one request \
+of the budget; a page past the end returns no rows and has_more false."
+            }
+            ToolText::Ambiguous => {
+                "Page number. An invalid page is rejected with status 422 and still spends one request of the \
+budget; a page past the end returns no rows and has_more false."
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for ToolText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How the agent hands its records back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "lowercase")]
@@ -83,6 +136,57 @@ impl std::fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// Every tool an episode can offer (`append_results` only under the chunked protocol).
+pub const TOOL_NAMES: [&str; 4] = [
+    "get_task_info",
+    "fetch_page",
+    "submit_results",
+    "append_results",
+];
+
+/// Longest piece of the caller's input an error message quotes, in bytes.
+pub const MAX_ECHO_BYTES: usize = 64;
+
+/// `s` cut to at most [`MAX_ECHO_BYTES`] at a character boundary, `…` marking a cut.
+pub fn echo(s: &str) -> String {
+    if s.len() <= MAX_ECHO_BYTES {
+        return s.to_string();
+    }
+    let mut end = MAX_ECHO_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The tool-argument error envelope, the one every door returns (in-process tools, REST,
+/// MCP; docs/server.md "Errors"): status 422, the reason, and the interface profile's retry
+/// flag — `true` under `legacy` (the released API's trap, paper C.6), `false` under `strict`.
+/// Range errors the episode finds (page 0, page_size 0) and arguments that cannot be read at
+/// all (a missing `page`, a string where an integer belongs, an unknown argument) get the
+/// same envelope; only the first spend a request of the budget (docs/decisions.md).
+pub fn argument_envelope(profile: InterfaceProfile, error: impl Into<String>) -> ToolError {
+    ToolError {
+        status: 422,
+        error: error.into(),
+        retry: profile == InterfaceProfile::Legacy,
+        retry_after_s: None,
+    }
+}
+
+/// The envelope of a call naming no tool: status 404, `retry: false`, the name quoted (cut to
+/// [`MAX_ECHO_BYTES`]) and the tools listed. MCP carries it as its protocol error's `data`.
+pub fn unknown_tool(name: &str) -> ToolError {
+    ToolError::fatal(
+        404,
+        format!(
+            "unknown tool `{}` (tools: {})",
+            echo(name),
+            TOOL_NAMES.join(", ")
+        ),
+    )
+}
+
 /// Arguments of `fetch_page`, validated only for type here; ranges are the episode's business
 /// because the answer (422 and its retry flag) depends on the interface profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +201,13 @@ pub struct FetchPageArgs {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid arguments: {0}")]
 pub struct ArgumentError(pub String);
+
+impl ArgumentError {
+    /// The error as the tool-argument envelope ([`argument_envelope`]) under `profile`.
+    pub fn envelope(&self, profile: InterfaceProfile) -> ToolError {
+        argument_envelope(profile, self.to_string())
+    }
+}
 
 fn as_integer(v: &Value) -> Option<i64> {
     match v {
@@ -138,7 +249,8 @@ fn type_name(v: &Value) -> &'static str {
 fn reject_unknown(m: &Map<String, Value>, known: &[&str]) -> Result<(), ArgumentError> {
     match m.keys().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(ArgumentError(format!(
-            "unknown argument `{k}` (expected {})",
+            "unknown argument `{}` (expected {})",
+            echo(k),
             known.join(", ")
         ))),
         None => Ok(()),
@@ -251,6 +363,31 @@ impl SubmitArgs {
             metadata_json: metadata,
             run_log: opt_text(m, "run_log")?,
         })
+    }
+}
+
+/// Arguments of `append_results`: exactly `data_jsonl`, a string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendArgs {
+    /// More records as JSON Lines.
+    pub data_jsonl: String,
+}
+
+impl AppendArgs {
+    /// Reads `{data_jsonl}` from untrusted JSON.
+    pub fn from_json(args: &Value) -> Result<Self, ArgumentError> {
+        let m = object(args)?;
+        reject_unknown(m, &["data_jsonl"])?;
+        match m.get("data_jsonl") {
+            None => Err(ArgumentError("missing argument `data_jsonl`".into())),
+            Some(Value::String(s)) => Ok(AppendArgs {
+                data_jsonl: s.clone(),
+            }),
+            Some(v) => Err(ArgumentError(format!(
+                "`data_jsonl` must be a string, got {}",
+                type_name(v)
+            ))),
+        }
     }
 }
 

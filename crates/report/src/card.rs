@@ -156,6 +156,10 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
         Some(scope) => format!("**{}** {}", c.licensed_claim.label(), scope.label()),
         None => format!("**{}**", c.licensed_claim.label()),
     }));
+    // Evidence beside the lattice (C.6): not an input to the licensed claim.
+    rows.push(row("interface confound (not in the lattice)", &|c| {
+        c.interface.as_ref().map_or_else(|| "-".into(), status_md)
+    }));
     b.push(table(head, rows));
     b.push(Block::Heading(2, "Oracle checks".into()));
     b.push(table(

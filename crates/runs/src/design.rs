@@ -209,6 +209,7 @@ impl Design {
             tasks: vec![self.task],
             seeds: self.seeds.clone(),
             arms: arms.options.clone(),
+            tool_text: benchaudit_comtrade::ToolText::default(),
         }
     }
 
@@ -227,6 +228,7 @@ impl Design {
             "quota": self.quota,
             "matched_level": arms.matched_level,
             "episode": self.episode,
+            "tool_text": plan.tool_text,
         })
     }
 }
@@ -283,7 +285,8 @@ mod tests {
     }
 
     /// The manifest configuration is what a resume compares: its shape must not drift (run
-    /// directories written before must still resume).
+    /// directories written before must still resume; `tool_text`, added by issue 11, is read
+    /// as `clarified` where a recorded configuration lacks it).
     #[test]
     fn the_manifest_configuration_keeps_its_shape() {
         let d = design(DesignKind::Quota, Vec::new());
@@ -309,7 +312,8 @@ mod tests {
                 "quota",
                 "seeds",
                 "settings",
-                "task"
+                "task",
+                "tool_text"
             ]
         );
         assert_eq!(config["settings"], json!([[8, 3]]));

@@ -157,6 +157,22 @@ pub fn canonical(config: &Value) -> Result<Value> {
     serde_json::from_str(&text).map_err(Error::json("re-reading a configuration"))
 }
 
+/// A configuration recorded before the tool text was a choice (no `tool_text`, at the top or
+/// in a model's entry) was played with the only wording there was, the clarified one: it is
+/// read so, and resumes under `--tool-text clarified` (the default) but not under `ambiguous`.
+fn read_tool_text_default(config: &mut Value) {
+    let clarified = || Value::String(benchaudit_comtrade::ToolText::Clarified.name().into());
+    let Value::Object(m) = config else { return };
+    m.entry("tool_text").or_insert_with(clarified);
+    if let Some(Value::Array(models)) = m.get_mut("models") {
+        for model in models {
+            if let Value::Object(model) = model {
+                model.entry("tool_text").or_insert_with(clarified);
+            }
+        }
+    }
+}
+
 impl Manifest {
     /// The manifest of a run of this tool (version, registry hash) with `config`.
     pub fn new(config: Value) -> Result<Manifest> {
@@ -276,7 +292,9 @@ impl Manifest {
         &self,
         now: &Manifest,
     ) -> Result<std::result::Result<Resume, Vec<String>>> {
-        let (recorded, wanted) = (canonical(&self.config)?, canonical(&now.config)?);
+        let (mut recorded, mut wanted) = (canonical(&self.config)?, canonical(&now.config)?);
+        read_tool_text_default(&mut recorded);
+        read_tool_text_default(&mut wanted);
         let as_sets = self.shard.is_none() && now.shard.is_none();
         if recorded == wanted {
             return Ok(Ok(Resume::Same));

@@ -1,7 +1,7 @@
 //! The run plan: players × levels × tasks × seeds × arms, as the list of episodes to play.
 
 use benchaudit_agents::{EpisodeKey, EpisodeSpec, Level, RunOptions};
-use benchaudit_comtrade::TaskSpec;
+use benchaudit_comtrade::{TaskSpec, ToolText};
 use serde_json::{Value, json};
 
 use crate::player::Player;
@@ -20,6 +20,10 @@ pub struct Plan {
     pub seeds: Vec<u64>,
     /// Option sets (arms), outermost in the episode order.
     pub arms: Vec<RunOptions>,
+    /// The wording of the tools models are shown (`--tool-text`; rule policies read none).
+    /// Recorded in the manifest as `tool_text`, so a resume under the other wording is
+    /// refused naming the field.
+    pub tool_text: ToolText,
 }
 
 /// One episode of a plan: who plays what, and the ledger key it will be recorded under.
@@ -55,7 +59,15 @@ impl Plan {
             tasks,
             seeds,
             arms: vec![RunOptions::default()],
+            tool_text: ToolText::default(),
         }
+    }
+
+    /// The same plan with models shown the tools in wording `text`.
+    #[must_use]
+    pub fn with_tool_text(mut self, text: ToolText) -> Self {
+        self.tool_text = text;
+        self
     }
 
     /// The same plan under `options` as its only arm.
@@ -118,6 +130,7 @@ impl Plan {
             "levels": self.levels,
             "tasks": self.tasks.iter().map(|t| t.task_id).collect::<Vec<_>>(),
             "seeds": self.seeds,
+            "tool_text": self.tool_text,
         });
         match self.arms.as_slice() {
             [one] => config["options"] = json!(one),

@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use benchaudit_agents::{Level, sha256_hex};
-use benchaudit_comtrade::{InterfaceProfile, SubmissionProtocol};
+use benchaudit_comtrade::{InterfaceProfile, SubmissionProtocol, ToolText};
 use benchaudit_stats::{DECISION_ALPHA, DEFAULT_RESAMPLES, decision_rule, holm_adjust};
 use benchaudit_stress::EscalatingAdversary;
 use serde::{Deserialize, Serialize};
@@ -28,10 +28,6 @@ use crate::error::{Error, Result};
 use crate::ledger::write_atomic;
 use crate::metric::Metric;
 use crate::seeds::{format_seeds, parse_seeds};
-
-/// The tool text episodes of this version are played with: the clarified wording (the page
-/// base stated). Rule policies read no text; a run that offers another wording must say so.
-pub const RUN_TOOL_TEXT: &str = "clarified";
 
 /// The decision rule's α this version applies (CI level 0.95, sign-flip p < 0.05): a frozen
 /// α that differs is a disclosed deviation.
@@ -93,7 +89,7 @@ fn default_submission() -> String {
     "full".into()
 }
 fn default_tool_text() -> String {
-    RUN_TOOL_TEXT.into()
+    ToolText::default().name().into()
 }
 
 /// The design as the frozen file writes it; a run compares its own parameters with these
@@ -289,8 +285,8 @@ pub struct AsRun<'a> {
     pub resamples: usize,
     /// The decision rule's α as applied.
     pub alpha: f64,
-    /// The tool text the episodes were played with.
-    pub tool_text: &'a str,
+    /// The tool text the episodes were played with (`ab --tool-text`).
+    pub tool_text: ToolText,
     /// Player names.
     pub agents: Vec<String>,
 }
@@ -369,7 +365,7 @@ fn resolve(file: &Path, e: &Experiment) -> Result<Resolved> {
         enum_of(&d.interface).ok_or_else(|| bad("interface", &d.interface, "legacy or strict"))?;
     let submission = enum_of(&d.submission)
         .ok_or_else(|| bad("submission", &d.submission, "full, ids or chunked"))?;
-    if !["clarified", "ambiguous"].contains(&d.tool_text.as_str()) {
+    if ToolText::parse(&d.tool_text).is_none() {
         return Err(bad("tool_text", &d.tool_text, "clarified or ambiguous"));
     }
     let s = &e.statistics;
@@ -575,7 +571,7 @@ pub fn deviations(e: &Experiment, run: &AsRun<'_>) -> Vec<String> {
     cmp(
         "tool text",
         e.design.tool_text.clone(),
-        run.tool_text.to_string(),
+        run.tool_text.name().to_string(),
     );
     let (fa, ra) = (e.adversary, FrozenAdversary::from(run.adversary));
     cmp(

@@ -164,6 +164,39 @@ fn the_matched_levels_that_broke_resume_round_trip_exactly() {
 }
 
 #[test]
+fn the_tool_text_is_in_the_manifest_and_a_resume_under_the_other_is_refused_naming_it() {
+    use benchaudit_comtrade::ToolText;
+    let dir = tempfile::tempdir().unwrap();
+    let ambiguous = oracle_plan(vec![0]).with_tool_text(ToolText::Ambiguous);
+    execute(dir.path(), ambiguous.config(), &ambiguous, 1, &mut |_| {}).unwrap();
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["config"]["tool_text"], "ambiguous", "{m}");
+    // The same wording resumes (nothing to run); the other is refused, naming the field.
+    execute(dir.path(), ambiguous.config(), &ambiguous, 1, &mut |_| {}).unwrap();
+    let clarified = oracle_plan(vec![0]);
+    assert_eq!(clarified.tool_text, ToolText::Clarified, "the default");
+    let err = execute(dir.path(), clarified.config(), &clarified, 1, &mut |_| {}).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("tool_text") && text.contains("ambiguous") && text.contains("clarified"),
+        "{text}"
+    );
+
+    // A manifest written before the field existed was played with the clarified wording: it
+    // resumes under the default and is refused under the other.
+    let dir = tempfile::tempdir().unwrap();
+    execute(dir.path(), clarified.config(), &clarified, 1, &mut |_| {}).unwrap();
+    let path = dir.path().join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m["config"].as_object_mut().unwrap().remove("tool_text");
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    execute(dir.path(), clarified.config(), &clarified, 1, &mut |_| {}).unwrap();
+    let err = execute(dir.path(), ambiguous.config(), &ambiguous, 1, &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("tool_text"), "{err}");
+}
+
+#[test]
 fn a_resume_under_another_version_or_registry_is_refused_naming_the_field() {
     let plan = oracle_plan(vec![0]);
     for (field, edit) in [

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use benchaudit_comtrade::{
-    EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol, SubmitArgs,
-    TaskInfo, TaskSpec,
+    AppendArgs, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol,
+    SubmitArgs, TaskInfo, TaskSpec,
 };
 use benchaudit_scoring::{RewardScorer, Scores};
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,8 @@ pub struct App {
     cpu: Arc<Semaphore>,
     /// Where accepted submissions are recorded (`serve --ledger`), if anywhere.
     recorder: Option<Arc<dyn Recorder>>,
+    /// The wording of the tools every door lists (`--tool-text`).
+    pub tool_text: benchaudit_comtrade::ToolText,
 }
 
 impl App {
@@ -106,7 +108,15 @@ impl App {
             metrics: Metrics::default(),
             cpu: Arc::new(Semaphore::new(cores)),
             recorder: None,
+            tool_text: benchaudit_comtrade::ToolText::default(),
         }
+    }
+
+    /// The app listing its tools in wording `text`.
+    #[must_use]
+    pub fn with_tool_text(mut self, text: benchaudit_comtrade::ToolText) -> Self {
+        self.tool_text = text;
+        self
     }
 
     /// The app with `recorder` receiving every accepted submission.
@@ -349,12 +359,7 @@ impl App {
 }
 
 /// The tools an episode answers (`append_results` only does work under the chunked protocol).
-pub const TOOL_NAMES: [&str; 4] = [
-    "get_task_info",
-    "fetch_page",
-    "submit_results",
-    "append_results",
-];
+pub use benchaudit_comtrade::TOOL_NAMES;
 
 impl App {
     /// One tool call on `slot` with JSON arguments, as MCP and OpenEnv make them; `None` for
@@ -364,18 +369,13 @@ impl App {
         self: &Arc<Self>,
         slot: Arc<Slot>,
         name: &str,
-        mut args: serde_json::Map<String, Value>,
+        args: serde_json::Map<String, Value>,
     ) -> Option<Result<Value, Failure>> {
         let json = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
         Some(match name {
             "get_task_info" => Ok(json(serde_json::to_value(self.task_info(&slot).await))),
             "fetch_page" => match FetchPageArgs::from_json(&Value::Object(args)) {
-                Err(e) => Err(Failure::from(benchaudit_comtrade::ToolError {
-                    status: 422,
-                    error: e.0,
-                    retry: slot.options.interface == InterfaceProfile::Legacy,
-                    retry_after_s: None,
-                })),
+                Err(e) => Err(Failure::from(e.envelope(slot.options.interface))),
                 Ok(args) => self.fetch_page(&slot, args).await.map(|(task, page)| {
                     json(serde_json::to_value(crate::answer::PageBody {
                         task,
@@ -383,18 +383,15 @@ impl App {
                     }))
                 }),
             },
-            "append_results" => match args.remove("data_jsonl") {
-                Some(Value::String(data)) if args.is_empty() => self
-                    .append(slot, data)
+            "append_results" => match AppendArgs::from_json(&Value::Object(args)) {
+                Ok(a) => self
+                    .append(slot, a.data_jsonl)
                     .await
                     .map(|held| json!({"appended": true, "records_held": held})),
-                _ => Err(Failure::new(
-                    422,
-                    "append_results takes exactly one argument, `data_jsonl`, a string",
-                )),
+                Err(e) => Err(Failure::from(e.envelope(slot.options.interface))),
             },
             "submit_results" => match SubmitArgs::from_json(&Value::Object(args)) {
-                Err(e) => Err(Failure::new(422, e.to_string())),
+                Err(e) => Err(Failure::from(e.envelope(slot.options.interface))),
                 Ok(submit) => self
                     .submit(slot, submit)
                     .await

@@ -140,6 +140,8 @@ pub struct ServerConfig {
     pub drain_timeout: Duration,
     /// Where accepted submissions are recorded (`serve --ledger`); none by default.
     pub recorder: Option<record::RecorderHandle>,
+    /// The wording of `fetch_page`'s `page` argument the tool lists show (`--tool-text`).
+    pub tool_text: benchaudit_comtrade::ToolText,
 }
 
 impl Default for ServerConfig {
@@ -156,6 +158,7 @@ impl Default for ServerConfig {
             allowed_hosts: Vec::new(),
             drain_timeout: Duration::from_secs(10),
             recorder: None,
+            tool_text: benchaudit_comtrade::ToolText::default(),
         }
     }
 }
@@ -505,7 +508,9 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     config.validate()?;
     let app = Arc::new(
-        App::new(config.limits).with_recorder(config.recorder.as_ref().map(|r| Arc::clone(&r.0))),
+        App::new(config.limits)
+            .with_recorder(config.recorder.as_ref().map(|r| Arc::clone(&r.0)))
+            .with_tool_text(config.tool_text),
     );
     let cancel = CancellationToken::new();
     let router = router(Arc::clone(&app), &config, cancel.clone());
@@ -625,6 +630,8 @@ pub struct StdioEpisode {
     pub reward: RewardScorer,
     /// Longest message line accepted; a longer one is skipped and answered with an error.
     pub max_line_bytes: usize,
+    /// The wording of `fetch_page`'s `page` argument the tool list shows.
+    pub tool_text: benchaudit_comtrade::ToolText,
 }
 
 /// Serves one episode over MCP on `reader`/`writer` until the client disconnects or
@@ -640,12 +647,15 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let app = Arc::new(App::new(StoreLimits {
-        max_episodes: 1,
-        idle_timeout: None,
-        max_tombstones: 1,
-        ..StoreLimits::default()
-    }));
+    let app = Arc::new(
+        App::new(StoreLimits {
+            max_episodes: 1,
+            idle_timeout: None,
+            max_tombstones: 1,
+            ..StoreLimits::default()
+        })
+        .with_tool_text(episode.tool_text),
+    );
     let slot = app.store.create(
         episode.task,
         episode.seed,

@@ -15,11 +15,12 @@
 //!
 //! Faults, argument errors, 409 and 410 come back as tool results with `isError: true` and the
 //! envelope as structured content, so the model reads them; protocol errors are kept for
-//! requests that cannot be routed at all (an unknown tool name).
+//! requests that cannot be routed at all (an unknown tool name), with the same envelope
+//! ([`benchaudit_comtrade::unknown_tool`]) as the error's `data`.
 
 use std::sync::{Arc, OnceLock};
 
-use benchaudit_comtrade::SubmissionProtocol;
+use benchaudit_comtrade::{SubmissionProtocol, ToolText};
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Extensions, Implementation,
@@ -90,8 +91,7 @@ struct NoArgs {}
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct FetchPageParams {
-    /// Page number, 1-based. Page 0 or below is rejected with status 422 and still spends one
-    /// request of the budget; a page past the end returns no rows and has_more false.
+    /// Page number (its description is replaced by [`ToolText::page_description`]).
     page: i64,
     /// Rows per page you ask for (1..=1000). Echoed back; the task's own page size is what is
     /// served. An out-of-range value is rejected with status 422.
@@ -131,21 +131,29 @@ fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) 
     Tool::new(name, description, schema)
 }
 
-/// The tools of an episode under `protocol` (append_results only when chunked).
-pub fn tools(protocol: Option<SubmissionProtocol>) -> Vec<Tool> {
+/// The tools of an episode under `protocol` (append_results only when chunked), `page`
+/// described in wording `text` (the same text in-process LLM players are shown).
+pub fn tools(protocol: Option<SubmissionProtocol>, text: ToolText) -> Vec<Tool> {
+    let mut fetch = tool::<FetchPageParams>(
+        "fetch_page",
+        "Fetches one page of trade records. Success: {rows, page, page_size, total_pages, total_rows, has_more, \
+         request}. Failure (an error result): {status, error, retry, retry_after_s?} — 429 and 500 are transient \
+         API faults, 422 an invalid argument, 429 with retry false means the request budget is spent. Every call \
+         spends one request of the budget, rejected ones included.",
+    );
+    let mut schema = fetch.input_schema.as_ref().clone();
+    if let Some(Value::Object(page)) = schema.get_mut("properties").and_then(|p| p.get_mut("page"))
+    {
+        page.insert("description".into(), text.page_description().into());
+    }
+    fetch.input_schema = Arc::new(schema);
     let mut tools = vec![
         tool::<NoArgs>(
             "get_task_info",
             "The task: its id, description, the query to run, constraints (page_size, max_requests, paging_mode, \
              rate_limit_qps, total_rows), requests used and remaining, and instructions. Costs no budget.",
         ),
-        tool::<FetchPageParams>(
-            "fetch_page",
-            "Fetches one page of trade records. Success: {rows, page, page_size, total_pages, total_rows, has_more, \
-             request}. Failure (an error result): {status, error, retry, retry_after_s?} — 429 and 500 are transient \
-             API faults, 422 an invalid argument, 429 with retry false means the request budget is spent. Every call \
-             spends one request of the budget, rejected ones included.",
-        ),
+        fetch,
         tool::<SubmitParams>(
             "submit_results",
             "Submits the cleaned records with metadata_json and run_log, once per episode, and returns \
@@ -244,12 +252,12 @@ impl EpisodeMcp {
         crate::metrics::inc(&self.app.metrics.mcp_tool_calls);
         let args = request.arguments.unwrap_or_default();
         let Some(outcome) = self.call(&request.name, args, extensions).await else {
+            // A call that cannot be routed stays a protocol error (MCP's rule), carrying the
+            // envelope every other door gives for it as its `data`.
+            let envelope = benchaudit_comtrade::unknown_tool(&request.name);
             return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool `{}` (tools: get_task_info, fetch_page, submit_results, append_results)",
-                    crate::app::truncate(&request.name)
-                ),
-                None,
+                envelope.error.clone(),
+                Some(envelope.to_json()),
             ));
         };
         Ok(match outcome {
@@ -343,11 +351,12 @@ impl ServerHandler for EpisodeMcp {
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(tools(
             self.protocol(&context.extensions),
+            self.app.tool_text,
         )))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools(Some(SubmissionProtocol::Chunked))
+        tools(Some(SubmissionProtocol::Chunked), self.app.tool_text)
             .into_iter()
             .find(|t| t.name == name)
     }
@@ -369,7 +378,7 @@ mod tests {
 
     #[test]
     fn every_argument_has_a_described_schema() {
-        for t in tools(Some(SubmissionProtocol::Chunked)) {
+        for t in tools(Some(SubmissionProtocol::Chunked), ToolText::Clarified) {
             let schema = Value::Object(t.input_schema.as_ref().clone());
             assert_eq!(schema["type"], "object", "{}", t.name);
             assert_eq!(schema["additionalProperties"], false, "{}", t.name);
@@ -397,8 +406,34 @@ mod tests {
             want.sort_unstable();
             assert_eq!(names, want, "{}", t.name);
         }
-        assert_eq!(tools(Some(SubmissionProtocol::Full)).len(), 3);
-        assert_eq!(tools(None).len(), 3);
+        assert_eq!(
+            tools(Some(SubmissionProtocol::Full), ToolText::Clarified).len(),
+            3
+        );
+        assert_eq!(tools(None, ToolText::Clarified).len(), 3);
+    }
+
+    #[test]
+    fn the_page_text_is_the_in_process_one_in_either_wording() {
+        for text in ToolText::ALL {
+            let listed = tools(None, text);
+            let fetch = listed
+                .iter()
+                .find(|t| t.name == "fetch_page")
+                .expect("fetch_page");
+            let schema = Value::Object(fetch.input_schema.as_ref().clone());
+            assert_eq!(
+                schema["properties"]["page"]["description"],
+                text.page_description(),
+                "{text}"
+            );
+        }
+        let ambiguous = tools(None, ToolText::Ambiguous);
+        let schema = Value::Object(ambiguous[1].input_schema.as_ref().clone());
+        let d = schema["properties"]["page"]["description"]
+            .as_str()
+            .unwrap_or("");
+        assert!(!d.contains("1-based") && !d.contains("Page 0"), "{d}");
     }
 
     #[test]

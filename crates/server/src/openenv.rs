@@ -300,8 +300,8 @@ impl Action {
 }
 
 /// The tools of an episode under `protocol`, as OpenEnv lists them (`input_schema`).
-fn tool_list(protocol: Option<SubmissionProtocol>) -> Value {
-    let tools: Vec<Value> = crate::mcp::tools(protocol)
+fn tool_list(protocol: Option<SubmissionProtocol>, text: benchaudit_comtrade::ToolText) -> Value {
+    let tools: Vec<Value> = crate::mcp::tools(protocol, text)
         .into_iter()
         .map(|t| {
             json!({
@@ -430,7 +430,7 @@ impl Env {
         match action {
             Action::ListTools => {
                 let protocol = self.session.as_ref().map(|s| s.slot.options.submission);
-                let obs = json!({"tools": tool_list(protocol)});
+                let obs = json!({"tools": tool_list(protocol, self.openenv.app.tool_text)});
                 Ok(observation(
                     obs,
                     None,
@@ -456,10 +456,7 @@ impl Env {
                         "result": null,
                         "error": {
                             "error_type": "tool_not_found",
-                            "message": format!(
-                                "unknown tool `{}` (tools: get_task_info, fetch_page, submit_results, append_results)",
-                                truncate(&name)
-                            ),
+                            "message": benchaudit_comtrade::unknown_tool(&name).error,
                         },
                     });
                     return Ok(observation(obs, None, session.done));
@@ -515,7 +512,7 @@ impl Env {
         match data.get("method").and_then(Value::as_str) {
             Some("tools/list") => {
                 let protocol = self.session.as_ref().map(|s| s.slot.options.submission);
-                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tool_list(protocol)}})
+                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tool_list(protocol, self.openenv.app.tool_text)}})
             }
             Some("tools/call") => {
                 let name = params.get("name").and_then(Value::as_str).unwrap_or("");
@@ -731,7 +728,11 @@ async fn http_reset(headers: HeaderMap, body: Bytes) -> Response {
 
 /// `POST /step` (`{"action": …}`): stateless as in OpenEnv, so `list_tools` is answered and
 /// a tool call is told to use `/ws`.
-async fn http_step(headers: HeaderMap, body: Bytes) -> Response {
+async fn http_step(
+    State(openenv): State<Arc<OpenEnv>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let data = match json_object(&headers, &body) {
         Ok(v) => v,
         Err(f) => return f.into_response(),
@@ -742,7 +743,12 @@ async fn http_step(headers: HeaderMap, body: Bytes) -> Response {
     match Action::parse(action) {
         Err(r) => refusal_response(&r),
         Ok(Action::ListTools) => {
-            Json(observation(json!({"tools": tool_list(None)}), None, false)).into_response()
+            Json(observation(
+                json!({"tools": tool_list(None, openenv.app.tool_text)}),
+                None,
+                false,
+            ))
+            .into_response()
         }
         Ok(Action::CallTool { name, .. }) => Json(observation(
             json!({

@@ -18,8 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, routing};
-use benchaudit_comtrade::{FetchPageArgs, InterfaceProfile, SubmitArgs};
-use serde::Deserialize;
+use benchaudit_comtrade::{AppendArgs, FetchPageArgs, SubmitArgs};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -213,51 +212,52 @@ async fn get_task(
 }
 
 /// Arguments that cannot be read at all never reach the episode (no budget spent), as in the
-/// released service where request validation ran before the handler; their 422 carries the
-/// episode's interface profile retry flag like every other argument error.
-fn argument_failure(slot: &Slot, message: String) -> Failure {
-    Failure::from(benchaudit_comtrade::ToolError {
-        status: 422,
-        error: message,
-        retry: slot.options.interface == InterfaceProfile::Legacy,
-        retry_after_s: None,
-    })
-}
-
-fn parse_int(text: &str) -> Option<i64> {
-    text.trim().parse::<i64>().ok()
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PageQuery {
-    page_size: Option<String>,
+/// released service where request validation ran before the handler; they get the one
+/// tool-argument envelope ([`benchaudit_comtrade::argument_envelope`]) in-process tools and
+/// MCP give for the same call.
+fn argument_failure(slot: &Slot, e: &benchaudit_comtrade::ArgumentError) -> Failure {
+    Failure::from(e.envelope(slot.options.interface))
 }
 
 async fn get_page(
     State(app): State<Arc<App>>,
     params: Result<Path<(String, String)>, PathRejection>,
-    query: Result<Query<PageQuery>, QueryRejection>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, Failure> {
     let Path((id, page)) = params.map_err(|r| Failure::new(404, r.body_text()))?;
     let slot = app.lookup(&id)?;
-    let Some(page) = parse_int(&page) else {
-        return Err(argument_failure(
+    let Query(query) = query.map_err(|e| {
+        argument_failure(
             &slot,
-            format!("page must be an integer, got `{}`", truncate(&page)),
-        ));
-    };
-    let Query(query) = query
-        .map_err(|e| argument_failure(&slot, format!("invalid query string: {}", e.body_text())))?;
-    let page_size = match query.page_size.as_deref() {
-        None | Some("") => None,
-        Some(text) => Some(parse_int(text).ok_or_else(|| {
-            argument_failure(
+            &benchaudit_comtrade::ArgumentError(format!(
+                "invalid query string: {}",
+                crate::answer::cap(&e.body_text(), 256)
+            )),
+        )
+    })?;
+    // The path and query are text: read them as `fetch_page`'s arguments with the parser
+    // every door uses (lenient on integers written as strings; an unknown parameter is an
+    // unknown argument), so `/pages/abc?pge=1` and `fetch_page(page="abc", pge="1")` get the
+    // same envelope. An empty `page_size=` is no page_size.
+    let mut args = serde_json::Map::new();
+    args.insert("page".into(), Value::String(page));
+    for (k, v) in query {
+        if k == "page_size" && v.is_empty() {
+            continue;
+        }
+        if args.contains_key(&k) {
+            return Err(argument_failure(
                 &slot,
-                format!("page_size must be an integer, got `{}`", truncate(text)),
-            )
-        })?),
-    };
+                &benchaudit_comtrade::ArgumentError(format!(
+                    "argument `{}` given twice",
+                    truncate(&k)
+                )),
+            ));
+        }
+        args.insert(k, Value::String(v));
+    }
+    let FetchPageArgs { page, page_size } =
+        FetchPageArgs::from_json(&Value::Object(args)).map_err(|e| argument_failure(&slot, &e))?;
     let (task, page) = app
         .fetch_page(&slot, FetchPageArgs { page, page_size })
         .await?;
@@ -275,12 +275,6 @@ async fn get_page(
         .into_response())
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AppendBody {
-    data_jsonl: String,
-}
-
 async fn append(
     State(app): State<Arc<App>>,
     id: Result<Path<String>, PathRejection>,
@@ -288,8 +282,9 @@ async fn append(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, Failure> {
     let slot = episode(&app, id)?;
-    let body: AppendBody = parse_body(&app, &headers, body, typed::<AppendBody>).await?;
-    let held = app.append(slot, body.data_jsonl).await?;
+    let body = parse_body(&app, &headers, body, json_value).await?;
+    let args = AppendArgs::from_json(&body).map_err(|e| argument_failure(&slot, &e))?;
+    let held = app.append(slot, args.data_jsonl).await?;
     Ok(Json(json!({"appended": true, "records_held": held})))
 }
 
@@ -300,10 +295,8 @@ async fn submit(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
     let slot = episode(&app, id)?;
-    let args = parse_body(&app, &headers, body, |bytes| {
-        SubmitArgs::from_json(&json_value(bytes)?).map_err(|e| Failure::new(422, e.to_string()))
-    })
-    .await?;
+    let body = parse_body(&app, &headers, body, json_value).await?;
+    let args = SubmitArgs::from_json(&body).map_err(|e| argument_failure(&slot, &e))?;
     let answer = app.submit(slot, args).await?;
     Ok(Json(answer).into_response())
 }
@@ -311,17 +304,6 @@ async fn submit(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn query_strings_reject_unknown_parameters() {
-        let parse = |q: &str| {
-            let uri: axum::http::Uri = format!("/x?{q}").parse().expect("uri");
-            Query::<PageQuery>::try_from_uri(&uri).map(|q| q.0.page_size)
-        };
-        assert_eq!(parse("page_size=10").ok().flatten().as_deref(), Some("10"));
-        assert!(parse("").is_ok());
-        assert!(parse("pagesize=10").is_err());
-    }
 
     #[test]
     fn failures_carry_status_and_retry_after() {

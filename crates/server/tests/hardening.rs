@@ -475,6 +475,7 @@ async fn stdio_answers_every_malformed_line_and_carries_on() {
             options: EpisodeOptions::default(),
             reward: RewardScorer::F1,
             max_line_bytes: 4096,
+            tool_text: benchaudit_comtrade::ToolText::Clarified,
         },
         server_read,
         server_write,

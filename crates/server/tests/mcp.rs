@@ -320,6 +320,7 @@ async fn stdio_server_runs_an_oracle_episode() {
             options,
             reward: RewardScorer::F1,
             max_line_bytes: 1 << 20,
+            tool_text: benchaudit_comtrade::ToolText::Clarified,
         },
         server_read,
         server_write,

@@ -300,6 +300,8 @@ pub struct ModelOverrides {
     /// fenced JSON naming an offered tool, another tag than `<tool_call>`). Off by default:
     /// it changes what is measured, so the manifest records it.
     pub lenient_calls: bool,
+    /// `--tool-text`: the wording of `fetch_page`'s `page` argument (clarified by default).
+    pub tool_text: benchaudit_comtrade::ToolText,
 }
 
 /// Everything needed to ask one model, key excluded: this is what the run manifest records.
@@ -330,6 +332,9 @@ pub struct ModelConfig {
     /// episode (false, the default).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lenient_calls: bool,
+    /// The wording of the tools the model is shown (`clarified` or `ambiguous`): always
+    /// recorded, so a resume under the other wording is refused naming `tool_text`.
+    pub tool_text: benchaudit_comtrade::ToolText,
     /// What the preflight learnt about the server and the model file (llama.cpp: build, model
     /// file SHA-256, context size), recorded in the manifest beside the rest.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -373,6 +378,7 @@ impl ModelConfig {
             },
             tool_choice: overrides.tool_choice.clone(),
             lenient_calls: overrides.lenient_calls,
+            tool_text: overrides.tool_text,
             server: None,
         })
     }

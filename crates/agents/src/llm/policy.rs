@@ -486,7 +486,7 @@ impl Policy for LlmPolicy {
             level: start.level,
             protocol,
         });
-        self.tools = prompts::tool_specs(protocol);
+        self.tools = prompts::tool_specs(protocol, self.config.tool_text);
         let system = prompts::system_prompt(self.config.step_limit);
         let system = if self.text_mode() {
             text_protocol::system_prompt(&system, &self.tools)

@@ -6,7 +6,7 @@
 //! The prompts never mention the task: at L2 the model learns it from `get_task_info`, at L0
 //! from the `get_task_info` JSON the harness hands over, at L1 from the fault report.
 
-use benchaudit_comtrade::{SubmissionProtocol, TaskInfo};
+use benchaudit_comtrade::{SubmissionProtocol, TaskInfo, ToolText};
 use serde_json::{Map, Value, json};
 
 use crate::llm::messages::first_json_object;
@@ -43,8 +43,6 @@ const SUBMIT: &str = "Submits the cleaned records with metadata_json and run_log
 const APPEND: &str = "Chunked submission protocol: sends records in pieces before the final submit_results. \
 Returns {appended, lines_held}.";
 
-const PAGE: &str = "Page number, 1-based. Page 0 or below is rejected with status 422 and still spends one request \
-of the budget; a page past the end returns no rows and has_more false.";
 const PAGE_SIZE: &str = "Rows per page you ask for (1..=1000). Echoed back; the task's own page size is what is \
 served. An out-of-range value is rejected with status 422.";
 const DATA_JSONL: &str = "The records, one JSON object per line (JSON Lines), one line per unique record, without \
@@ -64,8 +62,10 @@ fn schema(props: Value, required: &[&str]) -> Value {
 }
 
 /// The tools of an episode under `protocol`: the three tools, `append_results` when chunked,
-/// and `submit_results` taking `record_ids` under the ids protocol.
-pub fn tool_specs(protocol: SubmissionProtocol) -> Vec<ToolSpec> {
+/// and `submit_results` taking `record_ids` under the ids protocol; `page` described in the
+/// wording `text` ([`ToolText::page_description`], the same text MCP shows).
+pub fn tool_specs(protocol: SubmissionProtocol, text: ToolText) -> Vec<ToolSpec> {
+    let page_text = text.page_description();
     let text = |d: &str| json!({"type": "string", "description": d});
     let submit = match protocol {
         SubmissionProtocol::Full => schema(
@@ -92,7 +92,7 @@ pub fn tool_specs(protocol: SubmissionProtocol) -> Vec<ToolSpec> {
             name: "fetch_page",
             description: FETCH_PAGE,
             parameters: schema(
-                json!({"page": {"type": "integer", "description": PAGE},
+                json!({"page": {"type": "integer", "description": page_text},
                        "page_size": {"type": "integer", "description": PAGE_SIZE}}),
                 &["page"],
             ),
@@ -268,7 +268,7 @@ mod tests {
             SubmissionProtocol::Ids,
             SubmissionProtocol::Chunked,
         ] {
-            let specs = tool_specs(protocol);
+            let specs = tool_specs(protocol, ToolText::Clarified);
             let mut names: Vec<&str> = specs.iter().map(|t| t.name).collect();
             let mut expected = tool_names(protocol == SubmissionProtocol::Chunked).to_vec();
             names.sort_unstable();
@@ -291,13 +291,52 @@ mod tests {
                 }
             }
         }
-        let ids = tool_specs(SubmissionProtocol::Ids);
+        let ids = tool_specs(SubmissionProtocol::Ids, ToolText::Clarified);
         let submit = ids
             .iter()
             .find(|t| t.name == "submit_results")
             .expect("submit");
         assert!(submit.parameters["properties"].get("record_ids").is_some());
         assert!(submit.parameters["properties"].get("data_jsonl").is_none());
+    }
+
+    #[test]
+    fn the_tool_text_states_the_page_base_only_when_clarified() {
+        let page = |t: ToolText| {
+            let specs = tool_specs(SubmissionProtocol::Full, t);
+            let fetch = specs
+                .iter()
+                .find(|s| s.name == "fetch_page")
+                .expect("fetch");
+            fetch.parameters["properties"]["page"]["description"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        };
+        let clarified = page(ToolText::Clarified);
+        let ambiguous = page(ToolText::Ambiguous);
+        assert!(clarified.contains("1-based") && clarified.contains("Page 0"));
+        assert!(ambiguous.starts_with("Page number."), "{ambiguous}");
+        for base in [
+            "1-based",
+            "1-indexed",
+            "0-based",
+            "0-indexed",
+            "Page 0",
+            "page 1",
+        ] {
+            assert!(!ambiguous.contains(base), "{base}: {ambiguous}");
+        }
+        // Only the page argument differs between the two wordings.
+        let strip = |t: ToolText| {
+            let mut v: Vec<_> = tool_specs(SubmissionProtocol::Full, t)
+                .into_iter()
+                .map(|s| s.to_openai())
+                .collect();
+            v[1]["function"]["parameters"]["properties"]["page"]["description"] = json!("");
+            v
+        };
+        assert_eq!(strip(ToolText::Clarified), strip(ToolText::Ambiguous));
     }
 
     #[test]

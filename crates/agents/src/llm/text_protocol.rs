@@ -124,7 +124,10 @@ mod tests {
 
     #[test]
     fn the_prompt_lists_every_tool() {
-        let tools = crate::llm::prompts::tool_specs(benchaudit_comtrade::SubmissionProtocol::Full);
+        let tools = crate::llm::prompts::tool_specs(
+            benchaudit_comtrade::SubmissionProtocol::Full,
+            benchaudit_comtrade::ToolText::Clarified,
+        );
         let p = system_prompt("BASE", &tools);
         assert!(p.starts_with("BASE"));
         for t in &tools {

@@ -7,12 +7,12 @@ use std::process::ExitCode;
 
 use benchaudit_agents::Level;
 use benchaudit_comtrade::EpisodeOptions;
-use benchaudit_runs::prereg::{self, AsRun, RUN_TOOL_TEXT};
+use benchaudit_runs::prereg::{self, AsRun};
 use benchaudit_runs::{AnalysisSettings, Design, Metric, Player, analyse, write_atomic};
 use clap::Args;
 
 use crate::UsageError;
-use crate::args::{DesignArg, InterfaceArg, JobsArg, MetricArg, SubmissionArg};
+use crate::args::{DesignArg, InterfaceArg, JobsArg, MetricArg, SubmissionArg, ToolTextArg};
 use crate::commands::run::{incomplete_exit, run_with_progress, shard_note};
 use crate::output::{print, print_json};
 use crate::select;
@@ -75,6 +75,11 @@ pub struct AbArgs {
     /// Submission protocol.
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
+    /// The tool wording models would be shown (`clarified`: page base stated; `ambiguous`: not).
+    /// Rule policies read no text; it is recorded in the manifest and compared with a frozen
+    /// pre-registration's `design.tool_text`.
+    #[arg(long, value_enum, default_value = "clarified")]
+    pub tool_text: ToolTextArg,
     /// Print the analysis (what ab.json holds) as one JSON object on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -130,7 +135,9 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         .map(prereg::load_frozen)
         .transpose()?;
     let arms = design.arms()?;
-    let plan = design.plan(players, &arms);
+    let plan = design
+        .plan(players, &arms)
+        .with_tool_text(args.tool_text.into());
     let config = design.config(&plan, &arms);
     let executed = run_with_progress(&args.out, config, &plan, args.jobs.get(), args.shard)?;
     if args.shard.is_some() {
@@ -161,7 +168,7 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
             stats_seed: args.stats_seed,
             resamples: args.resamples,
             alpha: prereg::RUN_ALPHA,
-            tool_text: RUN_TOOL_TEXT,
+            tool_text: plan.tool_text,
             agents: names,
         };
         result.prereg = Some(prereg::apply(frozen, &as_run, family)?);

@@ -35,6 +35,10 @@ pub struct McpArgs {
     /// with a JSON-RPC error.
     #[arg(long, default_value_t = 16 << 20, value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
     pub max_line_bytes: u64,
+    /// The wording of fetch_page's `page` argument in the tool list: `clarified` states the
+    /// base (1-based), `ambiguous` says only "Page number".
+    #[arg(long, value_enum, default_value = "clarified")]
+    pub tool_text: crate::args::ToolTextArg,
 }
 
 /// Runs the subcommand.
@@ -51,6 +55,7 @@ pub fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
         options,
         reward: args.reward.into(),
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
+        tool_text: args.tool_text.into(),
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,7 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::UsageError;
-use crate::args::{InterfaceArg, JobsArg, RewardArg, SubmissionArg};
+use crate::args::{InterfaceArg, JobsArg, RewardArg, SubmissionArg, ToolTextArg};
 use crate::output::{print, print_json};
 use crate::select;
 
@@ -105,6 +105,11 @@ pub struct ModelArgs {
     /// Changes what is measured; recorded in the manifest.
     #[arg(long)]
     pub lenient_tool_calls: bool,
+    /// The wording of fetch_page's `page` argument models are shown: `clarified` states the
+    /// base (1-based, page 0 rejected), `ambiguous` says only "Page number" (paper C.6).
+    /// Recorded in the manifest as `tool_text`.
+    #[arg(long, value_enum, default_value = "clarified")]
+    pub tool_text: ToolTextArg,
 }
 
 impl ModelArgs {
@@ -143,6 +148,7 @@ impl ModelArgs {
                 text_protocol: self.text_protocol,
                 tool_choice: self.tool_choice.clone(),
                 lenient_calls: self.lenient_tool_calls,
+                tool_text: self.tool_text.into(),
             },
             rpm: self.rpm,
             request_timeout: std::time::Duration::from_secs(self.request_timeout),
@@ -176,15 +182,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let levels = select::levels(&args.level)?;
     let tasks = select::task_list(&args.tasks)?;
     let seeds = select::seeds(&args.seeds)?;
-    let plan = Plan::new(players, levels, tasks, seeds).with_options(RunOptions {
-        episode: EpisodeOptions {
-            interface: args.interface.into(),
-            submission: args.submission.into(),
-            max_requests: args.max_requests,
-        },
-        reward: args.reward.into(),
-        stress: None,
-    });
+    let plan = Plan::new(players, levels, tasks, seeds)
+        .with_options(RunOptions {
+            episode: EpisodeOptions {
+                interface: args.interface.into(),
+                submission: args.submission.into(),
+                max_requests: args.max_requests,
+            },
+            reward: args.reward.into(),
+            stress: None,
+        })
+        .with_tool_text(args.models.tool_text.into());
     let executed = run_with_progress(&args.out, plan.config(), &plan, args.jobs.get(), args.shard)?;
     let summary = benchaudit_report::text::RunSummary::of(&executed.records);
     if args.json {

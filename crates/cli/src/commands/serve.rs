@@ -60,6 +60,10 @@ pub struct ServeArgs {
     /// record under the create request's `agent`, default `served`), for `report`.
     #[arg(long, value_name = "DIR")]
     pub ledger: Option<std::path::PathBuf>,
+    /// The wording of fetch_page's `page` argument in every tool list (REST, MCP, OpenEnv):
+    /// `clarified` states the base (1-based), `ambiguous` says only "Page number".
+    #[arg(long, value_enum, default_value = "clarified")]
+    pub tool_text: crate::args::ToolTextArg,
 }
 
 /// `serve --ledger`: the server's recorder, appending to a run ledger.
@@ -117,6 +121,7 @@ impl ServeArgs {
             max_mcp_sessions: to_usize(self.max_mcp_sessions),
             mcp_session_timeout: Duration::from_secs(self.mcp_session_timeout),
             allowed_hosts: self.allow_hosts.clone(),
+            tool_text: self.tool_text.into(),
             ..defaults
         }
     }
