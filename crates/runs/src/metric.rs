@@ -37,6 +37,18 @@ impl Metric {
         }
     }
 
+    /// The metric of a run over `levels` when none is chosen — the one default of `ab` and
+    /// `report`: [`Metric::default_for`] the level when the run has one level (or only L0/L1:
+    /// coverage), F1 when it includes L2 (the one metric every level records; coverage does not
+    /// exist at L2).
+    pub fn default_for_levels(levels: &[Level]) -> Metric {
+        if levels.contains(&Level::L2) || levels.is_empty() {
+            Metric::F1
+        } else {
+            Metric::Coverage
+        }
+    }
+
     /// Human name, used in headings, axis labels and captions.
     pub fn label(self) -> &'static str {
         match self {
