@@ -91,8 +91,16 @@ fn report_on_an_ab_sweep_pairs_every_arm_as_ab_does() {
         );
         let st = &c["stats"];
         same(&row["delta"], st["mean_delta"].as_f64().unwrap(), "Δ");
-        same(&row["delta_ci"]["lo"], st["delta_ci"]["lo"].as_f64().unwrap(), "CI lo");
-        same(&row["delta_ci"]["hi"], st["delta_ci"]["hi"].as_f64().unwrap(), "CI hi");
+        same(
+            &row["delta_ci"]["lo"],
+            st["delta_ci"]["lo"].as_f64().unwrap(),
+            "CI lo",
+        );
+        same(
+            &row["delta_ci"]["hi"],
+            st["delta_ci"]["hi"].as_f64().unwrap(),
+            "CI hi",
+        );
         same(&row["p_holm"], c["p_holm"].as_f64().unwrap(), "Holm p");
         assert_eq!(row["n"], st["n"]);
     }
@@ -106,7 +114,12 @@ fn report_on_an_ab_sweep_pairs_every_arm_as_ab_does() {
     // Issue 13: every figure of the 12-arm sweep stays within 1 600 px, PNG and SVG alike.
     for f in figures {
         let png = image::open(out.join(f["png"].as_str().unwrap())).unwrap();
-        assert!(png.width() <= 1600, "{} is {} px wide", f["png"], png.width());
+        assert!(
+            png.width() <= 1600,
+            "{} is {} px wide",
+            f["png"],
+            png.width()
+        );
         assert_eq!(u64::from(png.height()), f["height"].as_u64().unwrap());
         let svg = std::fs::read_to_string(out.join(f["svg"].as_str().unwrap())).unwrap();
         assert!(

@@ -191,9 +191,8 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
             .map(|(p, at)| {
                 vec![
                     p.kind.name().into(),
-                    p.target_score.map_or("-".into(), |x| {
-                        tagged(f3(x), &format!("{at}/target_score"))
-                    }),
+                    p.target_score
+                        .map_or("-".into(), |x| tagged(f3(x), &format!("{at}/target_score"))),
                     tagged(f3(p.ground_truth), &format!("{at}/ground_truth")),
                 ]
             })
@@ -367,7 +366,7 @@ fn reliability_blocks(a: &ComtradeAudit, suite: &Suite, fig_dir: &Path) -> Resul
             "worst".into(),
             "CVaR@0.2".into(),
             "Reliability@0.9".into(),
-            "95% CI".into(),
+            "95% CI (seeds resampled within each task)".into(),
         ],
         a.reliability
             .iter()

@@ -214,10 +214,38 @@ fn pooled_intervals_resample_seeds_within_each_task_and_say_so() {
     let t = template_record();
     let mut lines = Vec::new();
     for seed in 0..12u64 {
-        lines.push(record(&t, "mixed", "T3_duplicates", seed, "constant@0.5000", 0.0));
-        lines.push(record(&t, "mixed", "T9_clean_ab", seed, "constant@0.5000", 1.0));
-        lines.push(record(&t, "mixed", "T3_duplicates", seed, "escalating", 0.0));
-        lines.push(record(&t, "mixed", "T9_clean_ab", seed, "escalating", (seed % 2) as f64));
+        lines.push(record(
+            &t,
+            "mixed",
+            "T3_duplicates",
+            seed,
+            "constant@0.5000",
+            0.0,
+        ));
+        lines.push(record(
+            &t,
+            "mixed",
+            "T9_clean_ab",
+            seed,
+            "constant@0.5000",
+            1.0,
+        ));
+        lines.push(record(
+            &t,
+            "mixed",
+            "T3_duplicates",
+            seed,
+            "escalating",
+            0.0,
+        ));
+        lines.push(record(
+            &t,
+            "mixed",
+            "T9_clean_ab",
+            seed,
+            "escalating",
+            (seed % 2) as f64,
+        ));
     }
     let run_dir = tmp.path().join("strata");
     write_ledger(&run_dir, &lines);
@@ -231,10 +259,16 @@ fn pooled_intervals_resample_seeds_within_each_task_and_say_so() {
         .find(|r| r["arm"] == "constant@0.5000")
         .unwrap();
     let ci = &constant["summary"]["mean_ci"];
-    assert_eq!((ci["lo"].as_f64(), ci["hi"].as_f64()), (Some(0.5), Some(0.5)));
+    assert_eq!(
+        (ci["lo"].as_f64(), ci["hi"].as_f64()),
+        (Some(0.5), Some(0.5))
+    );
     let bag: Vec<f64> = [vec![0.0; 12], vec![1.0; 12]].concat();
     let naive = benchaudit_stats::bootstrap_mean_ci(&bag, &Default::default()).unwrap();
-    assert!(naive.lo < 0.5 && naive.hi > 0.5, "the one-bag interval is wider");
+    assert!(
+        naive.lo < 0.5 && naive.hi > 0.5,
+        "the one-bag interval is wider"
+    );
     // The pooled paired row's interval is stratified too: Δ is 0 on T3 and 1 − (seed mod 2)
     // on T9, and its CI is the stratified bootstrap of those differences.
     let pooled = &stats["ab"]["pooled"][0];
@@ -249,7 +283,10 @@ fn pooled_intervals_resample_seeds_within_each_task_and_say_so() {
     let naive = benchaudit_stats::bootstrap_mean_ci(&strata.concat(), &Default::default()).unwrap();
     assert!((naive.lo, naive.hi) != (expected.lo, expected.hi));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("Pooled rows' CIs are stratified bootstrap intervals"), "{md}");
+    assert!(
+        md.contains("Pooled rows' CIs are stratified bootstrap intervals"),
+        "{md}"
+    );
     assert!(md.contains("pooled rows: stratified bootstrap, pairs resampled within each task"));
 }
 
@@ -263,9 +300,23 @@ fn only_the_spec_quantity_is_called_the_reliability_gap() {
     for seed in 0..6u64 {
         for (k, dose) in ["0.0000", "0.5000", "1.0000"].iter().enumerate() {
             let v = 1.0 - 0.2 * k as f64 - 0.1 * (seed % 2) as f64;
-            lines.push(record(&t, "static", "T3_duplicates", seed, &format!("constant@{dose}"), v));
+            lines.push(record(
+                &t,
+                "static",
+                "T3_duplicates",
+                seed,
+                &format!("constant@{dose}"),
+                v,
+            ));
             if k > 0 {
-                lines.push(record(&t, "no-static", "T3_duplicates", seed, &format!("constant@{dose}"), v));
+                lines.push(record(
+                    &t,
+                    "no-static",
+                    "T3_duplicates",
+                    seed,
+                    &format!("constant@{dose}"),
+                    v,
+                ));
             }
         }
     }
@@ -274,19 +325,46 @@ fn only_the_spec_quantity_is_called_the_reliability_gap() {
     let out = tmp.path().join("report");
     report(&run_dir, &out);
     let stats = read_json(&out.join("stats.json"));
-    for row in stats["cells"].as_array().unwrap().iter().chain(stats["pooled"].as_array().unwrap()) {
+    for row in stats["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(stats["pooled"].as_array().unwrap())
+    {
         assert!(row.get("gap").is_none(), "{row}");
         let s = &row["shortfall"];
-        same(&s["shortfall"], s["mean"].as_f64().unwrap() - s["worst"].as_f64().unwrap(), "mean − worst");
-        same(&s["mean"], row["summary"]["mean"].as_f64().unwrap(), "own mean");
-        same(&s["worst"], row["summary"]["worst"].as_f64().unwrap(), "own worst");
+        same(
+            &s["shortfall"],
+            s["mean"].as_f64().unwrap() - s["worst"].as_f64().unwrap(),
+            "mean − worst",
+        );
+        same(
+            &s["mean"],
+            row["summary"]["mean"].as_f64().unwrap(),
+            "own mean",
+        );
+        same(
+            &s["worst"],
+            row["summary"]["worst"].as_f64().unwrap(),
+            "own worst",
+        );
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("| shortfall |") && !md.contains("| gap |"), "{md}");
-    let heads: Vec<&str> = md.lines().filter(|l| l.starts_with("### ")).collect();
-    assert!(heads.iter().any(|h| h.starts_with("### static L2 (reliability gap ")), "{heads:?}");
     assert!(
-        heads.iter().any(|h| h.starts_with("### no-static L2 (shortfall from the lowest dose ")),
+        md.contains("| shortfall |") && !md.contains("| gap |"),
+        "{md}"
+    );
+    let heads: Vec<&str> = md.lines().filter(|l| l.starts_with("### ")).collect();
+    assert!(
+        heads
+            .iter()
+            .any(|h| h.starts_with("### static L2 (reliability gap ")),
+        "{heads:?}"
+    );
+    assert!(
+        heads
+            .iter()
+            .any(|h| h.starts_with("### no-static L2 (shortfall from the lowest dose ")),
         "{heads:?}"
     );
     // The one SPEC quantity: static mean at dose 0 minus worst at the hardest dose.
@@ -296,5 +374,9 @@ fn only_the_spec_quantity_is_called_the_reliability_gap() {
         .iter()
         .find(|c| c["policy"] == "static")
         .unwrap();
-    same(&curve["gap"]["gap"], 1.0 - 0.05 - (1.0 - 0.4 - 0.1), "SPEC gap");
+    same(
+        &curve["gap"]["gap"],
+        1.0 - 0.05 - (1.0 - 0.4 - 0.1),
+        "SPEC gap",
+    );
 }

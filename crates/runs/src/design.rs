@@ -426,4 +426,57 @@ mod tests {
             json!([null, null])
         );
     }
+
+    #[test]
+    fn arm_settings_read_back_every_arm_of_a_sweep_by_its_hash() {
+        let mut d = design(DesignKind::Quota, vec![0, 2, 5]);
+        d.episode.interface = benchaudit_comtrade::InterfaceProfile::Strict;
+        let arms = d.arms().unwrap();
+        let plan = d.plan(vec![Player::rule(RuleKind::AlwaysRetry)], &arms);
+        // What the manifest holds after a JSON round trip.
+        let config: Value =
+            serde_json::from_str(&serde_json::to_string(&d.config(&plan, &arms)).unwrap()).unwrap();
+        let read = arm_settings(&config).unwrap();
+        assert_eq!(read.len(), arms.options.len());
+        for ((hash, setting), (i, options)) in read.iter().zip(arms.options.iter().enumerate()) {
+            assert_eq!(*hash, options.hash());
+            let s = arms.settings[i / 2];
+            assert_eq!((setting.quota, setting.squeeze), (s.quota, s.squeeze));
+            assert_eq!(setting.slack, s.slack(5));
+        }
+        assert_eq!(read[0].1.label(), "quota 8, slack 0");
+        assert_eq!(read[5].1.label(), "quota 13, slack 5");
+        // A matched-mean design: one free-retries pair.
+        let m = design(DesignKind::MatchedMean, Vec::new());
+        let arms = m.arms().unwrap();
+        let plan = m.plan(vec![Player::rule(RuleKind::AlwaysRetry)], &arms);
+        let read = arm_settings(&m.config(&plan, &arms)).unwrap();
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[0].1.label(), "free retries");
+        // Not an A/B design, or a recorded level that is not the recomputed one: nothing.
+        let g = design(DesignKind::Degradation, Vec::new());
+        let arms = g.arms().unwrap();
+        let plan = g.plan(vec![Player::rule(RuleKind::AlwaysRetry)], &arms);
+        assert!(arm_settings(&g.config(&plan, &arms)).is_none());
+        let mut tampered = config.clone();
+        tampered["matched_level"] = json!(0.5);
+        assert!(arm_settings(&tampered).is_none());
+        assert!(arm_settings(&json!({"command": "run"})).is_none());
+    }
+
+    #[test]
+    fn one_default_metric_per_level_set() {
+        use crate::Metric;
+        assert_eq!(Metric::default_for_levels(&[Level::L1]), Metric::Coverage);
+        assert_eq!(
+            Metric::default_for_levels(&[Level::L0, Level::L1]),
+            Metric::Coverage
+        );
+        assert_eq!(Metric::default_for_levels(&[Level::L2]), Metric::F1);
+        assert_eq!(
+            Metric::default_for_levels(&[Level::L1, Level::L2]),
+            Metric::F1
+        );
+        assert_eq!(Metric::default_for(Level::L1), Metric::Coverage);
+    }
 }

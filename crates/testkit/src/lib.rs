@@ -217,8 +217,16 @@ pub fn check_pooled_summary(what: &str, summary: &Value, strata: &[Vec<f64>]) {
     )
     .unwrap();
     let ci = &summary["mean_ci"];
-    same(&ci["lo"], stratified.lo, &format!("{what} stratified CI lo"));
-    same(&ci["hi"], stratified.hi, &format!("{what} stratified CI hi"));
+    same(
+        &ci["lo"],
+        stratified.lo,
+        &format!("{what} stratified CI lo"),
+    );
+    same(
+        &ci["hi"],
+        stratified.hi,
+        &format!("{what} stratified CI hi"),
+    );
 }
 
 /// A real episode record (the oracle at L2 on T3_duplicates, seed 0) as JSON, to build

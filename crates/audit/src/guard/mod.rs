@@ -267,9 +267,7 @@ fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
         while tags.peek().is_some_and(|t: &Tag| (t.line, t.column) < end) {
             tags.next();
         }
-        let path = tags
-            .next_if(|t| (t.line, t.column) == end)
-            .map(|t| t.path);
+        let path = tags.next_if(|t| (t.line, t.column) == end).map(|t| t.path);
         let accepted = match &path {
             Some(path) => {
                 tagged += 1;

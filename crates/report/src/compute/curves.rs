@@ -78,8 +78,8 @@ pub(super) fn curves(grid: &Grid, opts: &Options) -> Result<Vec<CurveStats>> {
                 .values()
                 .map(|s| s.values().copied().collect())
                 .collect();
-            point.summary.mean_ci = stratified_bootstrap_mean_ci(&strata, &config.bootstrap())
-                .map_err(stats(&lbl))?;
+            point.summary.mean_ci =
+                stratified_bootstrap_mean_ci(&strata, &config.bootstrap()).map_err(stats(&lbl))?;
         }
         let mut seeds = Vec::new();
         for (dose, _, tasks) in &doses {

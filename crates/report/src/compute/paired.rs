@@ -245,6 +245,13 @@ pub(super) fn ab_section(
         r.setting = r.arm.as_ref().and_then(|q| settings.get(q)).copied();
         r.arm = None;
     }
+    // Sweep rows in quota order (quota 8 before quota 10), not in their labels' text order.
+    let order = |a: &PairedRow, b: &PairedRow| {
+        (&a.policy, a.level, a.setting, &a.task_id)
+            .cmp(&(&b.policy, b.level, b.setting, &b.task_id))
+    };
+    rows.sort_by(order);
+    pooled.sort_by(order);
     Ok(Some(PairedSection {
         a: "constant".to_string(),
         b: "escalating".to_string(),
@@ -269,7 +276,15 @@ pub(super) fn ab_section(
 /// # Errors
 /// [`Error::Invalid`] when nothing pairs or a run is ambiguous; a statistics error otherwise.
 pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareStats> {
-    type Key = (String, Level, Option<String>, String, u64);
+    // The arm's quota setting is part of the key, so two `ab` sweeps compare arm by arm.
+    type Key = (
+        String,
+        Level,
+        Option<String>,
+        Option<ArmSetting>,
+        String,
+        u64,
+    );
     let (obs_a, counts_a, _) = observations(&a.records, opts.metric, &a.arm_settings);
     let (obs_b, counts_b, _) = observations(&b.records, opts.metric, &b.arm_settings);
     let index = |obs: &[Observation], name: &str| -> Result<BTreeMap<Key, f64>> {
@@ -279,6 +294,7 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
                 c.policy.clone(),
                 c.level,
                 c.arm.clone(),
+                c.setting,
                 task.clone(),
                 *seed,
             );
@@ -294,11 +310,29 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
     let va = index(&obs_a, "A")?;
     let vb = index(&obs_b, "B")?;
     let mut pairs: Pairs = BTreeMap::new();
-    for ((policy, level, arm, task, seed), x) in &va {
-        if let Some(y) = vb.get(&(policy.clone(), *level, arm.clone(), task.clone(), *seed)) {
+    // The pairing key's arm names the setting too ("escalating; quota 8, slack 0").
+    let mut settings: BTreeMap<String, ArmSetting> = BTreeMap::new();
+    for ((policy, level, arm, setting, task, seed), x) in &va {
+        let key = (
+            policy.clone(),
+            *level,
+            arm.clone(),
+            *setting,
+            task.clone(),
+            *seed,
+        );
+        if let Some(y) = vb.get(&key) {
+            let arm = match (arm, setting) {
+                (Some(a), Some(s)) => {
+                    let named = format!("{a}; {}", s.label());
+                    settings.insert(named.clone(), *s);
+                    Some(named)
+                }
+                (arm, _) => arm.clone(),
+            };
             // First − second = B − A.
             pairs
-                .entry((policy.clone(), *level, arm.clone(), task.clone()))
+                .entry((policy.clone(), *level, arm, task.clone()))
                 .or_default()
                 .insert(*seed, (*y, *x));
         }
@@ -316,7 +350,18 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
         Some(arm) => format!("{policy} {level} [{arm}]"),
         None => format!("{policy} {level}"),
     };
-    let (rows, pooled) = paired_tables(&pairs, opts, true, &label_of)?;
+    let (mut rows, mut pooled) = paired_tables(&pairs, opts, true, &label_of)?;
+    // The recorded arm stays the ledger's; the setting moves to its own field.
+    for r in rows.iter_mut().chain(pooled.iter_mut()) {
+        if let Some(s) = r.arm.as_ref().and_then(|a| settings.get(a)) {
+            r.setting = Some(*s);
+            r.arm = r
+                .arm
+                .as_ref()
+                .and_then(|a| a.split_once(';'))
+                .map(|(a, _)| a.to_string());
+        }
+    }
     Ok(CompareStats {
         schema: SCHEMA.to_string(),
         kind: "compare".to_string(),

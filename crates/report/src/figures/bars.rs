@@ -193,7 +193,10 @@ impl Figure for GroupedBars {
         let plot = self.group_width()? * self.per_row()? as u32;
         let head = style::head_width(&self.title, self.note.as_deref())?;
         let panels = (HEIGHT - self.top()) * self.rows()? as u32;
-        Ok(((LEFT_AXIS + plot + 40).max(head).max(640), self.top() + panels))
+        Ok((
+            (LEFT_AXIS + plot + 40).max(head).max(640),
+            self.top() + panels,
+        ))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {

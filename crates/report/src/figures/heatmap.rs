@@ -120,7 +120,8 @@ impl Figure for HeatmapData {
         let left = ((l.width - block) / 2) as i32;
         let grid_left = left + l.label_width as i32;
         let (cw, ch) = (l.cell_width as i32, CELL_HEIGHT as i32);
-        let band_height = (HEADER_BAND + CELL_HEIGHT * self.row_labels.len() as u32 + BAND_GAP) as i32;
+        let band_height =
+            (HEADER_BAND + CELL_HEIGHT * self.row_labels.len() as u32 + BAND_GAP) as i32;
         root.draw(&Text::new(
             self.title.clone(),
             (l.width as i32 / 2, 24),

@@ -25,10 +25,10 @@ mod bars;
 mod cost;
 mod degradation;
 mod forest;
+mod glyphs;
 mod heatmap;
 mod joint;
 mod spectrum;
-mod glyphs;
 mod style;
 
 use std::path::{Path, PathBuf};
@@ -433,7 +433,11 @@ mod render_tests {
         let narrow = write(&few, &dir, "bars_2").unwrap();
         let wide = write(&many, &dir, "bars_24").unwrap();
         assert!(wide.width <= style::MAX_WIDTH, "{} px wide", wide.width);
-        assert!(wide.height >= 3 * (narrow.height - 88), "rows stack: {}", wide.height);
+        assert!(
+            wide.height >= 3 * (narrow.height - 88),
+            "rows stack: {}",
+            wide.height
+        );
         let tasks: Vec<String> = (1..=30).map(|t| format!("T{t}_task")).collect();
         let heat = HeatmapData {
             title: "Mean ground-truth F1 per task".into(),
@@ -445,7 +449,11 @@ mod render_tests {
         };
         let h = write(&heat, &dir, "heatmap_30").unwrap();
         assert!(h.width <= style::MAX_WIDTH, "{} px wide", h.width);
-        assert!(h.height > 2 * (50 + 34 + 4 * 38), "bands stack: {}", h.height);
+        assert!(
+            h.height > 2 * (50 + 34 + 4 * 38),
+            "bands stack: {}",
+            h.height
+        );
         for r in [&narrow, &wide, &h] {
             let png = image::open(&r.png_path).unwrap();
             assert_eq!((png.width(), png.height()), (r.width, r.height));

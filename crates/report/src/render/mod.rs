@@ -125,7 +125,10 @@ fn summary_table<'a>(
     let (header, align) = summary_header(s, leading);
     let row = |(leading, summary, shortfall, base): (Vec<String>, &Summary, f64, String)| {
         let mut cells = summary_cells(summary, &format!("{base}/summary"));
-        cells.push(tagged(num(shortfall), &format!("{base}/shortfall/shortfall")));
+        cells.push(tagged(
+            num(shortfall),
+            &format!("{base}/shortfall/shortfall"),
+        ));
         [leading, cells].concat()
     };
     Block::Table {

@@ -130,9 +130,15 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
                         .as_ref()
                         .map_or_else(|| "all tasks".to_string(), |t| format!("`{t}`")),
                     g.scaffolded_level.to_string(),
-                    tagged(num(g.shortfall.mean), &format!("/level_shortfalls/{i}/shortfall/mean")),
+                    tagged(
+                        num(g.shortfall.mean),
+                        &format!("/level_shortfalls/{i}/shortfall/mean"),
+                    ),
                     g.unscaffolded_level.to_string(),
-                    tagged(num(g.shortfall.worst), &format!("/level_shortfalls/{i}/shortfall/worst")),
+                    tagged(
+                        num(g.shortfall.worst),
+                        &format!("/level_shortfalls/{i}/shortfall/worst"),
+                    ),
                     tagged(
                         num(g.shortfall.shortfall),
                         &format!("/level_shortfalls/{i}/shortfall/shortfall"),
