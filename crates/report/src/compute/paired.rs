@@ -77,7 +77,8 @@ fn paired_tables(
     let mut rows = Vec::new();
     type GroupKey = (String, Level, Option<String>);
     // Per group, the (first, second) values of each task, in task order.
-    let mut pooled_values: BTreeMap<GroupKey, Vec<(Vec<f64>, Vec<f64>)>> = BTreeMap::new();
+    type TaskPairs = Vec<(Vec<f64>, Vec<f64>)>;
+    let mut pooled_values: BTreeMap<GroupKey, TaskPairs> = BTreeMap::new();
     for ((policy, level, arm, task), seeds) in pairs {
         let first: Vec<f64> = seeds.values().map(|p| p.0).collect();
         let second: Vec<f64> = seeds.values().map(|p| p.1).collect();
