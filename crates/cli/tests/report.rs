@@ -6,7 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use benchaudit_audit::guard;
-use benchaudit_testkit::{Benchaudit, check_summary, f1_by_cell, p, read_json, recompute, same};
+use benchaudit_testkit::{
+    Benchaudit, check_pooled_summary, check_summary, f1_by_cell, p, read_json, recompute, same,
+};
 use serde_json::Value;
 
 const BIN: Benchaudit = Benchaudit(env!("CARGO_BIN_EXE_benchaudit"));
@@ -21,6 +23,18 @@ fn run(args: &[&str]) -> std::process::Output {
 
 fn ok(args: &[&str]) -> std::process::Output {
     BIN.ok(args)
+}
+
+/// `s` without the number guard's path tags (`<!-- ba:… -->`).
+fn strip_tags(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("<!-- ba:") {
+        out.push_str(&rest[..i]);
+        rest = rest[i..].split_once("-->").map_or("", |(_, r)| r);
+    }
+    out.push_str(rest);
+    out
 }
 
 fn fmt3(x: f64) -> String {
@@ -88,11 +102,16 @@ fn report_of_the_rule_stand_ins_matches_the_ledger() {
             seeds.iter().map(|(s, v)| (*s, *v)).collect::<Vec<_>>()
         );
         let (mean, worst, _, _) = recompute(&values);
-        same(&cell["gap"]["gap"], mean - worst, "gap = mean − worst");
+        same(
+            &cell["shortfall"]["shortfall"],
+            mean - worst,
+            "shortfall = mean − worst",
+        );
     }
     let pooled = stats["pooled"].as_array().unwrap();
     assert_eq!(pooled.len(), 8);
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let tagged_md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let md = strip_tags(&tagged_md);
     for row in pooled {
         let policy = row["policy"].as_str().unwrap();
         let values: Vec<f64> = ledger
@@ -101,7 +120,12 @@ fn report_of_the_rule_stand_ins_matches_the_ledger() {
             .flat_map(|(_, s)| s.values().copied())
             .collect();
         assert_eq!(values.len(), 60);
-        check_summary(policy, &row["summary"], &values);
+        let strata: Vec<Vec<f64>> = ledger
+            .iter()
+            .filter(|((pol, _, _), _)| pol == policy)
+            .map(|(_, s)| s.values().copied().collect())
+            .collect();
+        check_pooled_summary(policy, &row["summary"], &strata);
         // The quartiles of the spectrum box: type 7 interpolation.
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
@@ -211,11 +235,33 @@ fn report_of_the_rule_stand_ins_matches_the_ledger() {
     assert_eq!(verdict.violations.len(), 1, "{verdict}");
     assert_eq!(verdict.violations[0].number.text, invented);
     let doctored_html = html.replacen(
-        &format!("<td class=\"r\">{original}</td>"),
-        &format!("<td class=\"r\">{invented}</td>"),
+        &format!("<td class=\"r\">{original}<!-- ba:"),
+        &format!("<td class=\"r\">{invented}<!-- ba:"),
         1,
     );
+    assert_ne!(doctored_html, html);
     assert!(!guard::check_html(&doctored_html, &stats).passed());
+    // A tagged figure is checked at its path: no-dedup's mean replaced by the oracle's 1.000,
+    // a number stats.json holds (so membership alone accepts it), fails at its tagged path.
+    assert!(guard::check(&tagged_md, &stats).passed());
+    let row = tagged_md
+        .lines()
+        .find(|l| l.starts_with("| no-dedup | L2 |"))
+        .unwrap();
+    let swapped = format!("| {original}<!-- ba:");
+    assert!(row.contains(&swapped), "{row}");
+    let doctored = tagged_md.replacen(row, &row.replacen(&swapped, "| 1.000<!-- ba:", 1), 1);
+    assert!(guard::check(&strip_tags(&doctored), &stats).passed());
+    let verdict = guard::check(&doctored, &stats);
+    assert_eq!(verdict.violations.len(), 1, "{verdict}");
+    assert_eq!(verdict.violations[0].number.text, "1.000");
+    assert!(
+        verdict.violations[0]
+            .path
+            .as_deref()
+            .is_some_and(|p| p.starts_with("/pooled/") && p.ends_with("/summary/mean")),
+        "{verdict}"
+    );
 
     // Reproducible: the same command writes the same bytes; another seed moves only CIs.
     let again = tmp.path().join("again");

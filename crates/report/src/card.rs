@@ -14,7 +14,7 @@ use benchaudit_audit::{
 use benchaudit_runs::write_atomic;
 use serde_json::json;
 
-use crate::doc::{Align, Block, FigureBlock, html, markdown};
+use crate::doc::{Align, Block, FigureBlock, html, markdown, tagged};
 use crate::error::{Result, io, json as json_err};
 use crate::figures::{
     self, ProbeBarsData, ScaffoldingData, SpectrumData, SpectrumRow, num_or_no_data,
@@ -189,11 +189,19 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     // Judge probe.
     let probe_task = suite.judge_check.task;
     b.push(Block::Heading(2, format!("Judge probe ({probe_task})")));
-    let shipped: Vec<_> = a
+    // With the JSON path of each probe in audit.json, for the number guard's tags.
+    let (shipped, shipped_paths): (Vec<_>, Vec<String>) = a
         .probes
         .iter()
-        .find(|(c, _)| *c == Configuration::AsShipped)
-        .map(|(_, p)| p.iter().filter(|p| p.task == probe_task).collect())
+        .enumerate()
+        .find(|(_, (c, _))| *c == Configuration::AsShipped)
+        .map(|(ci, (_, p))| {
+            p.iter()
+                .enumerate()
+                .filter(|(_, p)| p.task == probe_task)
+                .map(|(pi, p)| (p, format!("/comtrade/probes/{ci}/1/{pi}")))
+                .unzip()
+        })
         .unwrap_or_default();
     b.push(table(
         vec![
@@ -203,11 +211,13 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
         ],
         shipped
             .iter()
-            .map(|p| {
+            .zip(&shipped_paths)
+            .map(|(p, at)| {
                 vec![
                     p.kind.name().into(),
-                    p.target_score.map_or("-".into(), f3),
-                    f3(p.ground_truth),
+                    p.target_score
+                        .map_or("-".into(), |x| tagged(f3(x), &format!("{at}/target_score"))),
+                    tagged(f3(p.ground_truth), &format!("{at}/ground_truth")),
                 ]
             })
             .collect(),
@@ -448,7 +458,7 @@ fn reliability_blocks(a: &ComtradeAudit, suite: &Suite, fig_dir: &Path) -> Resul
             "worst".into(),
             "CVaR@0.2".into(),
             "Reliability@0.9".into(),
-            "95% CI".into(),
+            "95% CI (seeds resampled within each task)".into(),
         ],
         a.reliability
             .iter()

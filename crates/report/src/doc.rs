@@ -61,11 +61,62 @@ impl Block {
     }
 }
 
+/// Opens a path tag inside cell or paragraph text (a private-use character no text holds);
+/// [`markdown`] and [`html`] write it as the HTML comment the number guard reads.
+const TAG_START: char = '\u{E000}';
+/// Closes a path tag.
+const TAG_END: char = '\u{E001}';
+
+/// `text` (a figure) tagged with the JSON pointer of the value it renders, so the number guard
+/// checks it against that value, not against any number of the JSON (see
+/// `benchaudit_audit::guard`). Both documents write the tag as `<!-- ba:POINTER -->` right
+/// after the figure: invisible in GitHub Markdown and in browsers.
+#[must_use]
+pub fn tagged(text: impl std::fmt::Display, path: &str) -> String {
+    format!("{text}{TAG_START}ba:{path}{TAG_END}")
+}
+
+/// Writes the tags of [`tagged`] as HTML comments.
+fn write_tags(s: String) -> String {
+    if s.contains(TAG_START) {
+        s.replace(TAG_START, "<!-- ").replace(TAG_END, " -->")
+    } else {
+        s
+    }
+}
+
+/// `s` without the tags of [`tagged`] (for the terminal).
+#[must_use]
+pub fn strip_tags(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut inside = false;
+    for c in s.chars() {
+        match c {
+            TAG_START => inside = true,
+            TAG_END => inside = false,
+            c if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Renders blocks as GitHub-flavoured Markdown without path tags, for the terminal.
+#[must_use]
+pub fn plain_markdown(blocks: &[Block]) -> String {
+    strip_tags(&markdown_tagged(blocks))
+}
+
 /// Renders blocks as GitHub-flavoured Markdown.
 ///
-/// Exists for report.md; figures link the SVG and the PNG next to the report.
+/// Exists for report.md; figures link the SVG and the PNG next to the report. Figures tagged
+/// with [`tagged`] carry their JSON path as an HTML comment.
 #[must_use]
 pub fn markdown(blocks: &[Block]) -> String {
+    write_tags(markdown_tagged(blocks))
+}
+
+fn markdown_tagged(blocks: &[Block]) -> String {
     let mut out = String::new();
     for block in blocks {
         match block {
@@ -281,7 +332,7 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
         }
     }
     out.push_str("</body>\n</html>\n");
-    out
+    write_tags(out)
 }
 
 #[cfg(test)]

@@ -88,7 +88,7 @@ pub struct ReportOutput {
     /// A short text summary for the terminal (the pooled table, as in the report).
     pub summary: String,
     /// The same summary as data (`report --json`): the kind, settings and episode tally of
-    /// `stats.json`, its pooled rows and level gaps (a run) or its comparison (a compare).
+    /// `stats.json`, its pooled rows and level shortfalls (a run) or its comparison (a compare).
     pub summary_json: serde_json::Value,
     /// Things the reader should know that are not errors (e.g. a torn last ledger line).
     pub notes: Vec<String>,
@@ -155,7 +155,7 @@ const SUMMARY_FIELDS: [&str; 8] = [
     "episodes_a",
     "episodes_b",
     "pooled",
-    "level_gaps",
+    "level_shortfalls",
     "comparison",
 ];
 
@@ -231,6 +231,19 @@ fn prepare(out: &Path) -> Result<()> {
     clear_stale_figures(&out.join(FIGURE_DIR))
 }
 
+/// The metric a report uses when none is chosen: [`benchaudit_runs::Metric::default_for_levels`]
+/// over the levels the runs recorded — the same function `benchaudit ab` chooses its metric by,
+/// so `report` on an `ab` run directory reads the metric `ab` tested (coverage at L0/L1, F1 at
+/// L2; F1 for a run that includes L2, the one metric every level records).
+#[must_use]
+pub fn default_metric(runs: &[&Loaded]) -> model::Metric {
+    let levels: std::collections::BTreeSet<benchaudit_agents::Level> = runs
+        .iter()
+        .flat_map(|l| l.records.iter().map(|r| r.key.level))
+        .collect();
+    model::Metric::default_for_levels(&levels.into_iter().collect::<Vec<_>>())
+}
+
 /// Writes the report of one run directory into `out`.
 ///
 /// Exists as the whole of `benchaudit report RUN_DIR` minus argument parsing and printing.
@@ -238,7 +251,15 @@ fn prepare(out: &Path) -> Result<()> {
 /// # Errors
 /// [`Error::Invalid`] for an unreadable run or bad settings; IO or drawing errors otherwise.
 pub fn write_run_report(run_dir: &Path, out: &Path, opts: &Options) -> Result<ReportOutput> {
-    let loaded = load_run(run_dir)?;
+    write_loaded_report(&load_run(run_dir)?, out, opts)
+}
+
+/// [`write_run_report`] on a run already loaded (e.g. to choose the metric from it first).
+///
+/// # Errors
+/// As [`write_run_report`].
+pub fn write_loaded_report(loaded: &Loaded, out: &Path, opts: &Options) -> Result<ReportOutput> {
+    let run_dir = Path::new(&loaded.source.run_dir);
     let mut notes = Vec::new();
     if let Some(note) = incomplete_note(&loaded.source) {
         notes.push(note);
@@ -249,7 +270,7 @@ pub fn write_run_report(run_dir: &Path, out: &Path, opts: &Options) -> Result<Re
             run_dir.display()
         ));
     }
-    let mut stats = compute::run_stats(&loaded, opts)?;
+    let mut stats = compute::run_stats(loaded, opts)?;
     prepare(out)?;
     let figs = plots::run_figures(&stats, out)?;
     stats.figures = figs.iter().map(|f| f.info.clone()).collect();
@@ -279,9 +300,20 @@ pub fn write_compare_report(
     out: &Path,
     opts: &Options,
 ) -> Result<ReportOutput> {
-    let la: Loaded = load_run(a)?;
-    let lb: Loaded = load_run(b)?;
-    let mut stats = compute::compare_stats(&la, &lb, opts)?;
+    write_loaded_compare(&load_run(a)?, &load_run(b)?, out, opts)
+}
+
+/// [`write_compare_report`] on runs already loaded.
+///
+/// # Errors
+/// As [`write_compare_report`].
+pub fn write_loaded_compare(
+    la: &Loaded,
+    lb: &Loaded,
+    out: &Path,
+    opts: &Options,
+) -> Result<ReportOutput> {
+    let mut stats = compute::compare_stats(la, lb, opts)?;
     prepare(out)?;
     let figs = plots::compare_figures(&stats, out)?;
     stats.figures = figs.iter().map(|f| f.info.clone()).collect();
@@ -299,7 +331,7 @@ fn pooled_summary(blocks: &[doc::Block]) -> String {
     blocks
         .iter()
         .find(|b| matches!(b, doc::Block::Table { .. }))
-        .map(|t| doc::markdown(std::slice::from_ref(t)))
+        .map(|t| doc::plain_markdown(std::slice::from_ref(t)))
         .unwrap_or_default()
 }
 

@@ -1,9 +1,10 @@
 //! Reading a run directory: its records and provenance.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use benchaudit_agents::EpisodeRecord;
-use benchaudit_runs::{Manifest, read_ledger};
+use benchaudit_runs::{ArmSetting, Manifest, arm_settings, read_ledger};
 
 use crate::error::{Error, Result, chain};
 use crate::model::Source;
@@ -18,6 +19,10 @@ pub struct Loaded {
     pub records: Vec<EpisodeRecord>,
     /// Provenance.
     pub source: Source,
+    /// The quota setting of each A/B arm by options hash, when the run is an A/B design
+    /// `benchaudit ab` wrote ([`benchaudit_runs::arm_settings`] of its manifest); empty
+    /// otherwise.
+    pub arm_settings: BTreeMap<String, ArmSetting>,
 }
 
 /// Reads a run directory: `episodes.jsonl` under the ledger's rules ([`read_ledger`]: a torn
@@ -53,8 +58,14 @@ pub fn load_run(dir: &Path) -> Result<Loaded> {
     }
     let manifest = Manifest::read(dir)?;
     let recorded = records.len();
+    let arm_settings = manifest
+        .as_ref()
+        .and_then(|m| arm_settings(&m.config))
+        .map(|v| v.into_iter().collect())
+        .unwrap_or_default();
     Ok(Loaded {
         records,
+        arm_settings,
         source: Source {
             planned: manifest.as_ref().and_then(|m| m.planned),
             recorded,

@@ -133,6 +133,10 @@ pub struct Condition {
     pub arm: Option<String>,
     /// Hash of the run options.
     pub options_hash: String,
+    /// The arm's quota setting, for the A/B arms of a run `benchaudit ab` wrote (read from its
+    /// manifest): sweep arms are labelled by quota and slack, not by their options hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<benchaudit_runs::ArmSetting>,
 }
 
 /// A metric value of one seed.
@@ -163,8 +167,9 @@ pub struct CellStats {
     pub summary: Summary,
     /// Quartiles and extremes.
     pub five: FiveNumbers,
-    /// Reliability gap of the cell: its mean minus its worst case.
-    pub gap: ReliabilityGap,
+    /// Worst-case shortfall of the cell: its mean minus its worst case (not SPEC §7's
+    /// reliability gap, which needs a static and a hardest difficulty level).
+    pub shortfall: Shortfall,
     /// Per-seed values, by seed.
     pub values: Vec<SeedValue>,
 }
@@ -185,16 +190,33 @@ pub struct PooledStats {
     pub summary: Summary,
     /// Quartiles and extremes.
     pub five: FiveNumbers,
-    /// Reliability gap: mean minus worst case over all pooled episodes.
-    pub gap: ReliabilityGap,
+    /// Worst-case shortfall: mean minus worst case over all pooled episodes.
+    pub shortfall: Shortfall,
 }
 
-/// Reliability gap across scaffolding levels for one policy (or one of its tasks).
+/// A mean minus a worst case, with both: the "worst-case shortfall".
 ///
-/// Exists for runs with several levels: the static mean is the mean at the most scaffolded
-/// level present, the hardest worst case the minimum at the least scaffolded level present.
+/// Exists as the name of the quantity that is *not* SPEC §7's reliability gap (static mean −
+/// worst case at the hardest difficulty level, [`ReliabilityGap`], kept for degradation curves
+/// whose lowest dose is the static one): a cell's own mean minus its own worst case, or the
+/// mean at one scaffolding level minus the worst case at another.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LevelGap {
+pub struct Shortfall {
+    /// The mean.
+    pub mean: f64,
+    /// The worst case.
+    pub worst: f64,
+    /// `mean − worst`.
+    pub shortfall: f64,
+}
+
+/// Worst-case shortfall across scaffolding levels for one policy (or one of its tasks).
+///
+/// Exists for runs with several levels: the mean at the most scaffolded level present minus
+/// the worst case at the least scaffolded level present. Scaffolding levels are not
+/// difficulty levels of one environment, so this is not SPEC §7's reliability gap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelShortfall {
     /// Policy or model.
     pub policy: String,
     /// Arm, if any.
@@ -205,12 +227,12 @@ pub struct LevelGap {
     pub label: String,
     /// The task, or `None` for all tasks pooled.
     pub task_id: Option<String>,
-    /// Most scaffolded level present (the "static" one).
-    pub static_level: Level,
-    /// Least scaffolded level present (the hardest one).
-    pub hardest_level: Level,
-    /// The gap and its components.
-    pub gap: ReliabilityGap,
+    /// Most scaffolded level present: where the mean is taken.
+    pub scaffolded_level: Level,
+    /// Least scaffolded level present: where the worst case is taken.
+    pub unscaffolded_level: Level,
+    /// The shortfall and its components.
+    pub shortfall: Shortfall,
 }
 
 /// Judge vs ground truth for one condition, pooled over tasks.
@@ -263,6 +285,10 @@ pub struct PairedRow {
     pub level: Level,
     /// Arm (run-vs-run comparisons only).
     pub arm: Option<String>,
+    /// The quota setting both arms of a constant-vs-escalating pair ran under, for the arms
+    /// of an `ab` run (a quota or slack sweep has one pair per setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<benchaudit_runs::ArmSetting>,
     /// The task, or `None` for all tasks pooled.
     pub task_id: Option<String>,
     /// Display label.
@@ -343,7 +369,7 @@ pub struct DoseSeed {
 /// A degradation curve for one (policy, level) over numeric dose arms.
 ///
 /// Exists for runs whose `key.arm` holds doses: the per-dose summaries, the curve's
-/// reliability gap (mean at the lowest dose − worst at the highest) and the per-seed dots.
+/// mean at the lowest dose − worst at the highest, and the per-seed dots.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurveStats {
     /// Policy or model.
@@ -356,10 +382,21 @@ pub struct CurveStats {
     pub label: String,
     /// Points by ascending dose (each with its full summary over all tasks and seeds).
     pub points: Vec<CurvePoint>,
-    /// Mean at the lowest dose − worst case at the highest dose.
+    /// Mean at the lowest dose − worst case at the highest dose: SPEC §7's reliability gap
+    /// when the lowest dose is 0 (the static environment; see [`CurveStats::is_reliability_gap`]).
     pub gap: ReliabilityGap,
     /// Per-seed means over tasks.
     pub seeds: Vec<DoseSeed>,
+}
+
+impl CurveStats {
+    /// Whether the curve's gap is SPEC §7's reliability gap: its lowest dose is 0, the static
+    /// (no-stress) environment, so the gap is the static mean minus the worst case at the
+    /// hardest dose. Otherwise it is the mean at the lowest dose tested minus that worst case.
+    #[must_use]
+    pub fn is_reliability_gap(&self) -> bool {
+        self.points.first().is_some_and(|p| p.dose == 0.0)
+    }
 }
 
 /// A figure written with the report.
@@ -422,8 +459,8 @@ pub struct RunStats {
     pub cells: Vec<CellStats>,
     /// Per condition over tasks.
     pub pooled: Vec<PooledStats>,
-    /// Across-level gaps (runs with several levels).
-    pub level_gaps: Vec<LevelGap>,
+    /// Across-level shortfalls (runs with several levels).
+    pub level_shortfalls: Vec<LevelShortfall>,
     /// Judge vs ground truth per condition.
     pub scorers: Vec<ScorerContrast>,
     /// The 2×2 joint intervention (runs with L0 and L2), computed as the audit computes it.

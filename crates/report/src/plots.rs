@@ -247,7 +247,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             title.clone(),
             format!("Δ {} = constant − escalating", s.metric_label),
             format!(
-                "{:.0}% paired bootstrap CI; positive = escalation penalty",
+                "{:.0}% paired bootstrap CI (all tasks: stratified by task), Holm-adjusted p; positive = escalation penalty",
                 s.level * 100.0
             ),
             &ab.pooled,
@@ -268,7 +268,7 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
             x_label: "constant-stress dose".to_string(),
             y_label: s.metric_label.clone(),
             note: format!(
-                "line = mean, band = {:.0}% bootstrap CI, dots = seeds (mean over tasks)",
+                "line = mean, band = {:.0}% bootstrap CI stratified by task, dots = seeds (mean over tasks)",
                 s.level * 100.0
             ),
             series: stats
@@ -421,7 +421,9 @@ pub fn joint_panel(j: &Joint, title: String, judge_label: &str, note: &str) -> J
     }
 }
 
-/// Forest rows: pooled rows first, then per-task rows when there are not too many to read.
+/// Forest rows: pooled rows first, then per-task rows when there are not too many to read
+/// and they add something (with one task per row they repeat the pooled ones); each label
+/// ends with the row's Holm-adjusted p within its table.
 fn forest(
     title: String,
     x_label: String,
@@ -433,15 +435,20 @@ fn forest(
     let mut out: Vec<ForestRow> = pooled
         .iter()
         .map(|r| ForestRow {
-            label: format!("{}, all tasks", r.label),
+            label: format!("{}, all tasks (Holm p {})", r.label, holm_text(r.p_holm)),
             estimate: r.delta,
             lo: r.delta_ci.lo,
             hi: r.delta_ci.hi,
         })
         .collect();
-    if pooled.len() + rows.len() <= MAX_ROWS {
+    if pooled.len() + rows.len() <= MAX_ROWS && rows.len() != pooled.len() {
         out.extend(rows.iter().map(|r| ForestRow {
-            label: format!("{}, {}", r.label, r.task_id.as_deref().unwrap_or("")),
+            label: format!(
+                "{}, {} (Holm p {})",
+                r.label,
+                r.task_id.as_deref().unwrap_or(""),
+                holm_text(r.p_holm)
+            ),
             estimate: r.delta,
             lo: r.delta_ci.lo,
             hi: r.delta_ci.hi,
@@ -452,6 +459,15 @@ fn forest(
         x_label,
         note,
         rows: out,
+    }
+}
+
+/// A p-value as the tables print it: three decimals, scientific below 0.001.
+fn holm_text(p: f64) -> String {
+    if p >= 0.001 || p == 0.0 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.1e}")
     }
 }
 
@@ -470,7 +486,7 @@ pub fn compare_figures(stats: &CompareStats, out: &Path) -> Result<Vec<Written>>
         title.clone(),
         format!("Δ {} = B − A", s.metric_label),
         format!(
-            "{:.0}% paired bootstrap CI; positive = run B scores higher",
+            "{:.0}% paired bootstrap CI (all tasks: stratified by task), Holm-adjusted p; positive = run B scores higher",
             s.level * 100.0
         ),
         &c.pooled,

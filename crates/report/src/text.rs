@@ -233,7 +233,7 @@ pub fn ab_summary(design: &Design, result: &AbResult) -> String {
             }
             let _ = writeln!(
                 text,
-                "    reliability gap (mean at dose 0 − worst at dose 1): {:.3}",
+                "    reliability gap (SPEC §7: static mean at dose 0 − worst case at the hardest dose, 1): {:.3}",
                 c.curve.gap.gap
             );
         }

@@ -183,15 +183,15 @@ fn several_levels_get_the_scaffolding_spectrum_and_the_joint_panel() {
     let players: Vec<&str> = rows.iter().map(|r| r["player"].as_str().unwrap()).collect();
     assert_eq!(players, ["oracle", "empty", "fabricator"]);
     assert!(rows.iter().all(|r| r["n"] == 3));
-    let gaps = stats["level_gaps"].as_array().unwrap();
+    let gaps = stats["level_shortfalls"].as_array().unwrap();
     let oracle = gaps
         .iter()
         .find(|g| g["policy"] == "oracle" && g["task_id"].is_null())
         .unwrap();
     assert_eq!(
         (
-            oracle["static_level"].as_str(),
-            oracle["hardest_level"].as_str()
+            oracle["scaffolded_level"].as_str(),
+            oracle["unscaffolded_level"].as_str()
         ),
         (Some("L0"), Some("L2"))
     );
@@ -200,7 +200,183 @@ fn several_levels_get_the_scaffolding_spectrum_and_the_joint_panel() {
         .find(|g| g["policy"] == "empty" && g["task_id"].is_null())
         .unwrap();
     assert_eq!(
-        empty["gap"]["gap"], 1.0,
-        "empty: static mean 1 at L0, worst 0 at L2"
+        empty["shortfall"]["shortfall"], 1.0,
+        "empty: mean 1 at L0, worst 0 at L2"
+    );
+}
+
+#[test]
+fn pooled_intervals_resample_seeds_within_each_task_and_say_so() {
+    // Two tasks of constant, different scores: resampling seeds within each task keeps the
+    // pooled mean at exactly 0.5 (a zero-width interval), resampling the 24 values as one bag
+    // does not. The report's pooled CI is the stratified one, and its text names the method.
+    let tmp = tempfile::tempdir().unwrap();
+    let t = template_record();
+    let mut lines = Vec::new();
+    for seed in 0..12u64 {
+        lines.push(record(
+            &t,
+            "mixed",
+            "T3_duplicates",
+            seed,
+            "constant@0.5000",
+            0.0,
+        ));
+        lines.push(record(
+            &t,
+            "mixed",
+            "T9_clean_ab",
+            seed,
+            "constant@0.5000",
+            1.0,
+        ));
+        lines.push(record(
+            &t,
+            "mixed",
+            "T3_duplicates",
+            seed,
+            "escalating",
+            0.0,
+        ));
+        lines.push(record(
+            &t,
+            "mixed",
+            "T9_clean_ab",
+            seed,
+            "escalating",
+            (seed % 2) as f64,
+        ));
+    }
+    let run_dir = tmp.path().join("strata");
+    write_ledger(&run_dir, &lines);
+    let out = tmp.path().join("report");
+    report(&run_dir, &out);
+    let stats = read_json(&out.join("stats.json"));
+    let constant = stats["pooled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["arm"] == "constant@0.5000")
+        .unwrap();
+    let ci = &constant["summary"]["mean_ci"];
+    assert_eq!(
+        (ci["lo"].as_f64(), ci["hi"].as_f64()),
+        (Some(0.5), Some(0.5))
+    );
+    let bag: Vec<f64> = [vec![0.0; 12], vec![1.0; 12]].concat();
+    let naive = benchaudit_stats::bootstrap_mean_ci(&bag, &Default::default()).unwrap();
+    assert!(
+        naive.lo < 0.5 && naive.hi > 0.5,
+        "the one-bag interval is wider"
+    );
+    // The pooled paired row's interval is stratified too: Δ is 0 on T3 and 1 − (seed mod 2)
+    // on T9, and its CI is the stratified bootstrap of those differences.
+    let pooled = &stats["ab"]["pooled"][0];
+    let strata = vec![
+        vec![0.0; 12],
+        (0..12).map(|s| 1.0 - (s % 2) as f64).collect::<Vec<_>>(),
+    ];
+    let expected =
+        benchaudit_stats::stratified_bootstrap_mean_ci(&strata, &Default::default()).unwrap();
+    same(&pooled["delta_ci"]["lo"], expected.lo, "stratified Δ CI lo");
+    same(&pooled["delta_ci"]["hi"], expected.hi, "stratified Δ CI hi");
+    let naive = benchaudit_stats::bootstrap_mean_ci(&strata.concat(), &Default::default()).unwrap();
+    assert!((naive.lo, naive.hi) != (expected.lo, expected.hi));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("Pooled rows' CIs are stratified bootstrap intervals"),
+        "{md}"
+    );
+    assert!(md.contains("pooled rows: stratified bootstrap, pairs resampled within each task"));
+}
+
+#[test]
+fn only_the_spec_quantity_is_called_the_reliability_gap() {
+    // A row's own mean − worst is the worst-case shortfall; "reliability gap" names only a
+    // dose curve's static mean (dose 0) minus its worst case at the hardest dose (SPEC §7).
+    let tmp = tempfile::tempdir().unwrap();
+    let t = template_record();
+    let mut lines = Vec::new();
+    for seed in 0..6u64 {
+        for (k, dose) in ["0.0000", "0.5000", "1.0000"].iter().enumerate() {
+            let v = 1.0 - 0.2 * k as f64 - 0.1 * (seed % 2) as f64;
+            lines.push(record(
+                &t,
+                "static",
+                "T3_duplicates",
+                seed,
+                &format!("constant@{dose}"),
+                v,
+            ));
+            if k > 0 {
+                lines.push(record(
+                    &t,
+                    "no-static",
+                    "T3_duplicates",
+                    seed,
+                    &format!("constant@{dose}"),
+                    v,
+                ));
+            }
+        }
+    }
+    let run_dir = tmp.path().join("doses");
+    write_ledger(&run_dir, &lines);
+    let out = tmp.path().join("report");
+    report(&run_dir, &out);
+    let stats = read_json(&out.join("stats.json"));
+    for row in stats["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(stats["pooled"].as_array().unwrap())
+    {
+        assert!(row.get("gap").is_none(), "{row}");
+        let s = &row["shortfall"];
+        same(
+            &s["shortfall"],
+            s["mean"].as_f64().unwrap() - s["worst"].as_f64().unwrap(),
+            "mean − worst",
+        );
+        same(
+            &s["mean"],
+            row["summary"]["mean"].as_f64().unwrap(),
+            "own mean",
+        );
+        same(
+            &s["worst"],
+            row["summary"]["worst"].as_f64().unwrap(),
+            "own worst",
+        );
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("| shortfall |") && !md.contains("| gap |"),
+        "{md}"
+    );
+    let heads: Vec<&str> = md.lines().filter(|l| l.starts_with("### ")).collect();
+    assert!(
+        heads
+            .iter()
+            .any(|h| h.starts_with("### static L2 (reliability gap ")),
+        "{heads:?}"
+    );
+    assert!(
+        heads
+            .iter()
+            .any(|h| h.starts_with("### no-static L2 (shortfall from the lowest dose ")),
+        "{heads:?}"
+    );
+    // The one SPEC quantity: static mean at dose 0 minus worst at the hardest dose.
+    let curve = stats["degradation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["policy"] == "static")
+        .unwrap();
+    same(
+        &curve["gap"]["gap"],
+        1.0 - 0.05 - (1.0 - 0.4 - 0.1),
+        "SPEC gap",
     );
 }

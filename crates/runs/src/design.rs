@@ -84,6 +84,106 @@ fn quota_config(quota: Option<u32>, squeeze: Option<u32>) -> Option<QuotaConfig>
     })
 }
 
+/// The option sets of the A/B pairs: per setting the escalating arm, then the constant one.
+fn ab_options(
+    episode: EpisodeOptions,
+    escalating: StressConfig,
+    matched_level: f64,
+    settings: &[QuotaSetting],
+) -> Result<Vec<RunOptions>> {
+    let constant = StressConfig::constant(matched_level).map_err(stress)?;
+    let mut options = Vec::new();
+    for s in settings {
+        for side in [escalating, constant] {
+            options.push(RunOptions {
+                episode,
+                stress: Some(side.with_quota(s.config())),
+                ..RunOptions::default()
+            });
+        }
+    }
+    Ok(options)
+}
+
+/// The quota setting of one A/B arm of a design run: what `report` labels a sweep's arm by
+/// (quota and post-squeeze slack), instead of its options hash.
+///
+/// Exists so `ab` and `report` name the same arm the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ArmSetting {
+    /// Enforced request quota; `None` = free retries.
+    pub quota: Option<u32>,
+    /// Requests the squeeze removes; `None` = no squeeze.
+    pub squeeze: Option<u32>,
+    /// Post-squeeze slack (`quota − squeeze − pages`).
+    pub slack: Option<i64>,
+}
+
+impl ArmSetting {
+    /// `quota 8, slack 0`, or `free retries`.
+    pub fn label(&self) -> String {
+        match (self.quota, self.slack) {
+            (Some(q), Some(s)) => format!("quota {q}, slack {s}"),
+            (Some(q), None) => format!("quota {q}"),
+            (None, _) => "free retries".to_string(),
+        }
+    }
+}
+
+/// The arms of the A/B design a run directory's manifest `config` records (as
+/// [`Design::config`] writes it), by options hash: each arm's [`ArmSetting`]. `None` when the
+/// configuration is not an A/B design run by `benchaudit ab` (a plain run, a degradation
+/// design) or cannot be read back exactly (the recomputed constant level differs from the
+/// recorded one).
+///
+/// The arms are recomputed from the declared calibration seeds, the recorded quota settings
+/// and the episode options, exactly as `ab` computed them, so no float is read back.
+pub fn arm_settings(config: &Value) -> Option<Vec<(String, ArmSetting)>> {
+    if config.get("command")?.as_str()? != "ab" {
+        return None;
+    }
+    let kind: DesignKind = serde_json::from_value(config.get("design")?.clone()).ok()?;
+    if kind == DesignKind::Degradation {
+        return None;
+    }
+    let task = benchaudit_comtrade::task(config.get("task")?.as_str()?)?;
+    let calibration: Vec<u64> =
+        serde_json::from_value(config.get("calibration_seeds")?.clone()).ok()?;
+    let pairs: Vec<(Option<u32>, Option<u32>)> =
+        serde_json::from_value(config.get("settings")?.clone()).ok()?;
+    let episode: EpisodeOptions = serde_json::from_value(config.get("episode")?.clone()).ok()?;
+    let recorded = config.get("matched_level")?.as_f64()?;
+    let matched_level = StressConfig::matched_level(task, &calibration).ok()?;
+    // The recorded level went through JSON; the recomputed one is exact.
+    if (matched_level - recorded).abs() > 1e-12 {
+        return None;
+    }
+    let settings: Vec<QuotaSetting> = pairs
+        .into_iter()
+        .map(|(quota, squeeze)| QuotaSetting { quota, squeeze })
+        .collect();
+    let escalating = StressConfig::escalating(task).ok()?;
+    let options = ab_options(episode, escalating, matched_level, &settings).ok()?;
+    let pages = task.total_pages();
+    Some(
+        options
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| {
+                let s = settings.get(i / 2)?;
+                Some((
+                    o.hash(),
+                    ArmSetting {
+                        quota: s.quota,
+                        squeeze: s.squeeze,
+                        slack: s.slack(pages),
+                    },
+                ))
+            })
+            .collect(),
+    )
+}
+
 /// A stress design on one task and level.
 #[derive(Debug, Clone)]
 pub struct Design {
@@ -187,12 +287,7 @@ impl Design {
                 options.push(arm(constant, quota_config(self.quota, None)));
             }
         } else {
-            let constant = StressConfig::constant(matched_level).map_err(stress)?;
-            for s in &settings {
-                for side in [escalating, constant] {
-                    options.push(arm(side, s.config()));
-                }
-            }
+            options = ab_options(self.episode, escalating, matched_level, &settings)?;
         }
         Ok(Arms {
             matched_level,
@@ -334,5 +429,58 @@ mod tests {
             .unwrap(),
             json!([null, null])
         );
+    }
+
+    #[test]
+    fn arm_settings_read_back_every_arm_of_a_sweep_by_its_hash() {
+        let mut d = design(DesignKind::Quota, vec![0, 2, 5]);
+        d.episode.interface = benchaudit_comtrade::InterfaceProfile::Strict;
+        let arms = d.arms().unwrap();
+        let plan = d.plan(vec![Player::rule(RuleKind::AlwaysRetry)], &arms);
+        // What the manifest holds after a JSON round trip.
+        let config: Value =
+            serde_json::from_str(&serde_json::to_string(&d.config(&plan, &arms)).unwrap()).unwrap();
+        let read = arm_settings(&config).unwrap();
+        assert_eq!(read.len(), arms.options.len());
+        for ((hash, setting), (i, options)) in read.iter().zip(arms.options.iter().enumerate()) {
+            assert_eq!(*hash, options.hash());
+            let s = arms.settings[i / 2];
+            assert_eq!((setting.quota, setting.squeeze), (s.quota, s.squeeze));
+            assert_eq!(setting.slack, s.slack(5));
+        }
+        assert_eq!(read[0].1.label(), "quota 8, slack 0");
+        assert_eq!(read[5].1.label(), "quota 13, slack 5");
+        // A matched-mean design: one free-retries pair.
+        let m = design(DesignKind::MatchedMean, Vec::new());
+        let arms = m.arms().unwrap();
+        let plan = m.plan(vec![Player::rule(RuleKind::AlwaysRetry)], &arms);
+        let read = arm_settings(&m.config(&plan, &arms)).unwrap();
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[0].1.label(), "free retries");
+        // Not an A/B design, or a recorded level that is not the recomputed one: nothing.
+        let g = design(DesignKind::Degradation, Vec::new());
+        let arms = g.arms().unwrap();
+        let plan = g.plan(vec![Player::rule(RuleKind::AlwaysRetry)], &arms);
+        assert!(arm_settings(&g.config(&plan, &arms)).is_none());
+        let mut tampered = config.clone();
+        tampered["matched_level"] = json!(0.5);
+        assert!(arm_settings(&tampered).is_none());
+        assert!(arm_settings(&json!({"command": "run"})).is_none());
+    }
+
+    #[test]
+    fn one_default_metric_per_level_set() {
+        use crate::Metric;
+        assert_eq!(Metric::default_for_levels(&[Level::L1]), Metric::Coverage);
+        assert_eq!(
+            Metric::default_for_levels(&[Level::L0, Level::L1]),
+            Metric::Coverage
+        );
+        assert_eq!(Metric::default_for_levels(&[Level::L2]), Metric::F1);
+        assert_eq!(
+            Metric::default_for_levels(&[Level::L1, Level::L2]),
+            Metric::F1
+        );
+        assert_eq!(Metric::default_for(Level::L1), Metric::Coverage);
     }
 }

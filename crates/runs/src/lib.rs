@@ -68,7 +68,8 @@ pub use analysis::{AbResult, AgentCurve, AnalysisSettings, Comparison, Intensity
 /// Bootstrap replicates B when none is chosen.
 pub use benchaudit_stats::DEFAULT_RESAMPLES;
 pub use design::{
-    Arms, DEFAULT_CALIBRATION, Design, DesignKind, QuotaSetting, SQUEEZE_AT, default_calibration,
+    ArmSetting, Arms, DEFAULT_CALIBRATION, Design, DesignKind, QuotaSetting, SQUEEZE_AT,
+    arm_settings, default_calibration,
 };
 pub use error::{Error, Result};
 pub use execute::{Executed, Progress, execute, execute_shard};

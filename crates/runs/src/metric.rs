@@ -30,7 +30,14 @@ impl Metric {
     /// The metric of a level when none is chosen: coverage where the harness assembles the
     /// submission (L0, L1), F1 where the model does (L2).
     pub fn default_for(level: Level) -> Metric {
-        if level == Level::L2 {
+        Metric::default_for_levels(&[level])
+    }
+
+    /// The metric of a run over `levels` when none is chosen — the one default of `ab` and
+    /// `report`: coverage when every level is L0 or L1, F1 when the run includes L2 (the one
+    /// metric every level records; coverage does not exist at L2) or has no level.
+    pub fn default_for_levels(levels: &[Level]) -> Metric {
+        if levels.contains(&Level::L2) || levels.is_empty() {
             Metric::F1
         } else {
             Metric::Coverage

@@ -201,6 +201,34 @@ pub fn check_summary(what: &str, summary: &Value, values: &[f64]) {
     );
 }
 
+/// [`check_summary`] for a pooled row: the statistics of all `strata` (one per task, in the
+/// report's task order) concatenated, with the mean's CI from the stratified bootstrap (seeds
+/// resampled within each task), which is what every pooled CI of a report is.
+pub fn check_pooled_summary(what: &str, summary: &Value, strata: &[Vec<f64>]) {
+    let values: Vec<f64> = strata.concat();
+    let mut plain = summary.clone();
+    let expected = summarize(&values, &SummaryConfig::default()).unwrap();
+    plain["mean_ci"]["lo"] = serde_json::json!(expected.mean_ci.lo);
+    plain["mean_ci"]["hi"] = serde_json::json!(expected.mean_ci.hi);
+    check_summary(what, &plain, &values);
+    let stratified = benchaudit_stats::stratified_bootstrap_mean_ci(
+        strata,
+        &benchaudit_stats::BootstrapConfig::default(),
+    )
+    .unwrap();
+    let ci = &summary["mean_ci"];
+    same(
+        &ci["lo"],
+        stratified.lo,
+        &format!("{what} stratified CI lo"),
+    );
+    same(
+        &ci["hi"],
+        stratified.hi,
+        &format!("{what} stratified CI hi"),
+    );
+}
+
 /// A real episode record (the oracle at L2 on T3_duplicates, seed 0) as JSON, to build
 /// ledgers with chosen keys and scores from.
 pub fn template_record() -> Value {

@@ -4,6 +4,8 @@
 ///
 /// Exists so HTML is checked on what a reader sees: comments and `<style>`, `<script>`,
 /// `<svg>` elements are dropped, other tags become a space, character references are decoded.
+/// A path tag (`<!-- ba:POINTER -->`, see the module docs of [`crate::guard`]) is the one
+/// comment kept, verbatim, so the figure it follows is checked at its path.
 /// Newlines inside removed parts are kept so line numbers still point into the page.
 #[must_use]
 pub fn html_to_text(html: &str) -> String {
@@ -17,7 +19,11 @@ pub fn html_to_text(html: &str) -> String {
             let end = rest_lower
                 .find("-->")
                 .map_or(rest.len(), |e| e + "-->".len());
-            push_newlines(&mut out, &rest[..end]);
+            if rest.starts_with(super::scan::TAG_OPEN) && !rest[..end].contains('\n') {
+                out.push_str(&rest[..end]);
+            } else {
+                push_newlines(&mut out, &rest[..end]);
+            }
             i += end;
         } else if let Some(element) = ["style", "script", "svg"]
             .into_iter()

@@ -47,6 +47,14 @@ impl JsonIndex {
         Self { numbers, strings }
     }
 
+    /// The index of one number: what a figure tagged with the path of `x` is checked against.
+    pub(super) fn of_number(x: f64) -> Self {
+        Self {
+            numbers: if x.is_finite() { vec![x] } else { Vec::new() },
+            strings: HashSet::new(),
+        }
+    }
+
     /// Whether some JSON number lies in `[lo, hi]`, optionally requiring it to be integral.
     fn any_in(&self, lo: f64, hi: f64, integral: bool) -> bool {
         let start = self.numbers.partition_point(|&x| x < lo);

@@ -72,9 +72,23 @@
 //!   is drawn by code from the same JSON; its tick labels are axis scales). Character
 //!   references are decoded first (`&#8722;0.25` is −0.25). Only rendered text is checked.
 //!
-//! The guard cannot know *which* JSON number a prose number refers to, so a fabricated figure
-//! that happens to round to some unrelated JSON number passes; the fewer decimals a report
-//! prints, the weaker the check. Reports should print the precision they store.
+//! # Tagged figures: checked at their path
+//!
+//! A figure may say which JSON value it is: a path tag directly after it,
+//! `0.887<!-- ba:/pooled/0/summary/mean -->`, whose content after `ba:` is a JSON pointer (RFC
+//! 6901) into the document. An HTML comment renders as nothing in GitHub Markdown and in
+//! browsers, so the same tag works in both documents ([`check_html`] keeps `ba:` comments for
+//! this). A tagged figure is accepted only when the value at its path accounts for it by the
+//! rules below (a number rounding to it at its printed precision, or a string equal to it);
+//! a path that does not resolve is a violation, and so is a figure whose number exists
+//! elsewhere in the JSON but not at its path. A tag not directly after a number is ignored.
+//! Untagged figures (prose written by hand) keep the membership rule: some JSON number
+//! accounts for them.
+//!
+//! Untagged, the guard cannot know *which* JSON number a prose number refers to, so a
+//! fabricated figure that happens to round to some unrelated JSON number passes; the fewer
+//! decimals a report prints, the weaker the check. Reports should print the precision they
+//! store, and tag the figures they render from the JSON.
 
 use std::fmt;
 
@@ -87,7 +101,7 @@ mod scan;
 
 pub use html::html_to_text;
 use index::JsonIndex;
-use scan::{mask_list_markers, mask_verbatim, scan};
+use scan::{Tag, mask_list_markers, mask_verbatim, scan, take_tags};
 
 /// What kind of number a prose token is; decides how it is matched (see the module docs).
 ///
@@ -139,6 +153,9 @@ pub struct Violation {
     pub number: ProseNumber,
     /// The line it is on (trimmed, shortened around the number if long).
     pub context: String,
+    /// The JSON pointer the figure was tagged with, when it was checked at its path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// The outcome of a guard check.
@@ -153,6 +170,9 @@ pub struct GuardReport {
     pub verbatim: usize,
     /// Markdown ordered-list markers skipped as syntax.
     pub list_markers: usize,
+    /// Numbers checked at their tagged path (the rest by membership).
+    #[serde(default)]
+    pub tagged: usize,
     /// Numbers the JSON does not account for.
     pub violations: Vec<Violation>,
 }
@@ -183,11 +203,15 @@ impl fmt::Display for GuardReport {
             self.checked
         )?;
         for v in &self.violations {
-            writeln!(
+            write!(
                 f,
                 "  line {}, column {}: {} ({:?}) in \"{}\"",
                 v.number.line, v.number.column, v.number.text, v.number.kind, v.context
             )?;
+            match &v.path {
+                Some(path) => writeln!(f, ", not the value at its tagged path {path}")?,
+                None => writeln!(f)?,
+            }
         }
         Ok(())
     }
@@ -228,23 +252,55 @@ fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
     } else {
         (prose.to_string(), 0)
     };
+    let (text, tags) = take_tags(&text);
     let (text, verbatim) = mask_verbatim(&text, &index.strings);
     let numbers = scan(&text);
     let checked = numbers.len();
     let mut contexts = Contexts::new(&text);
-    let violations = numbers
-        .into_iter()
-        .filter(|n| !index.accepts(n))
-        .map(|n| Violation {
-            context: contexts.around(n.line, n.column),
-            number: n,
-        })
-        .collect();
+    // Numbers and tags are both in text order: one merge pass pairs each tag with the number
+    // that ends where it starts.
+    let mut tags = tags.into_iter().peekable();
+    let mut tagged = 0;
+    let mut violations = Vec::new();
+    for n in numbers {
+        let end = (n.line, n.column + n.text.chars().count());
+        while tags.peek().is_some_and(|t: &Tag| (t.line, t.column) < end) {
+            tags.next();
+        }
+        let path = tags.next_if(|t| (t.line, t.column) == end).map(|t| t.path);
+        let accepted = match &path {
+            Some(path) => {
+                tagged += 1;
+                at_path(against, path, &n)
+            }
+            None => index.accepts(&n),
+        };
+        if !accepted {
+            violations.push(Violation {
+                context: contexts.around(n.line, n.column),
+                number: n,
+                path,
+            });
+        }
+    }
     GuardReport {
         checked,
         verbatim,
         list_markers,
+        tagged,
         violations,
+    }
+}
+
+/// Whether the value at JSON pointer `path` accounts for `n`: a number it is a correct
+/// rounding of (the membership rules, against that one number), or a string equal to it.
+fn at_path(against: &Value, path: &str, n: &ProseNumber) -> bool {
+    match against.pointer(path) {
+        Some(Value::Number(x)) => x
+            .as_f64()
+            .is_some_and(|x| JsonIndex::of_number(x).accepts(n)),
+        Some(Value::String(s)) => *s == n.text,
+        _ => false,
     }
 }
 

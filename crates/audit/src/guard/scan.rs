@@ -59,7 +59,8 @@ pub(super) fn mask_verbatim(text: &str, strings: &HashSet<String>) -> (String, u
             && !is_plain_number(core)
             && strings.contains(core)
         {
-            out.extend(std::iter::repeat_n(' ', token.len()));
+            // One space per character, so the columns of what follows stay those of the text.
+            out.extend(std::iter::repeat_n(' ', token.chars().count()));
             masked += 1;
         } else {
             out.push_str(token);
@@ -81,6 +82,64 @@ fn is_plain_number(token: &str) -> bool {
     ) && chars
         .last()
         .is_some_and(|c| c.is_ascii_digit() || *c == '%')
+}
+
+/// The opening of a path tag: `0.887<!-- ba:/pooled/0/summary/mean -->`.
+pub(super) const TAG_OPEN: &str = "<!-- ba:";
+/// The close of a path tag.
+pub(super) const TAG_CLOSE: &str = "-->";
+
+/// A path tag found in prose: where it started (1-based line and column, in characters) and
+/// the JSON pointer it names.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Tag {
+    pub(super) line: usize,
+    pub(super) column: usize,
+    pub(super) path: String,
+}
+
+/// Replaces each path tag (`<!-- ba:POINTER -->`) by one space per character and returns the
+/// text and the tags in text order. One pass over the text.
+pub(super) fn take_tags(text: &str) -> (String, Vec<Tag>) {
+    let mut out = String::with_capacity(text.len());
+    let mut tags = Vec::new();
+    let (mut line, mut column) = (1usize, 1usize);
+    let mut rest = text;
+    while let Some(start) = rest.find(TAG_OPEN) {
+        let before = &rest[..start];
+        for c in before.chars() {
+            if c == '\n' {
+                line += 1;
+                column = 1;
+            } else {
+                column += 1;
+            }
+        }
+        out.push_str(before);
+        let after = &rest[start + TAG_OPEN.len()..];
+        // A tag ends at its close on the same line; an unclosed one is ordinary text.
+        let Some(end) = after
+            .find(TAG_CLOSE)
+            .filter(|&e| !after[..e].contains('\n'))
+        else {
+            out.push_str(TAG_OPEN);
+            column += TAG_OPEN.chars().count();
+            rest = after;
+            continue;
+        };
+        let whole = &rest[start..start + TAG_OPEN.len() + end + TAG_CLOSE.len()];
+        tags.push(Tag {
+            line,
+            column,
+            path: after[..end].trim().to_string(),
+        });
+        let width = whole.chars().count();
+        out.extend(std::iter::repeat_n(' ', width));
+        column += width;
+        rest = &rest[start + whole.len()..];
+    }
+    out.push_str(rest);
+    (out, tags)
 }
 
 /// Replaces Markdown ordered-list markers (CommonMark rules, see the module docs) by spaces.

@@ -344,3 +344,57 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_tagged_figure_is_checked_at_its_path() {
+    let json = json!({"rows": [{"mean": 0.5, "n": 60}, {"mean": 0.887, "label": "gpt-4o-é"}]});
+    // At its own path, at the printed precision.
+    for ok in [
+        "mean 0.887<!-- ba:/rows/1/mean -->",
+        "mean 0.89<!-- ba:/rows/1/mean --> and 0.5<!-- ba:/rows/0/mean -->",
+        "n = 60<!-- ba:/rows/0/n -->",
+    ] {
+        let r = check(ok, &json);
+        assert!(r.passed(), "{ok}: {r}");
+        assert!(r.tagged >= 1);
+    }
+    // The number exists elsewhere in the JSON, but not at its path: a violation, named.
+    let r = check("mean 0.887<!-- ba:/rows/0/mean -->", &json);
+    assert_eq!(r.violations.len(), 1, "{r}");
+    assert_eq!(r.violations[0].number.text, "0.887");
+    assert_eq!(r.violations[0].path.as_deref(), Some("/rows/0/mean"));
+    assert!(r.to_string().contains("tagged path /rows/0/mean"), "{r}");
+    // Untagged, membership anywhere still accepts it (prose written by hand).
+    assert!(check("mean 0.887", &json).passed());
+    // A path that does not resolve, or a value of the wrong kind, is a violation.
+    assert!(!check("0.887<!-- ba:/rows/7/mean -->", &json).passed());
+    assert!(!check("7<!-- ba:/rows/1/label -->", &json).passed());
+    // An integer is exact at its path too: 60 is not 0.5.
+    assert!(!check("60<!-- ba:/rows/0/mean -->", &json).passed());
+    // The tag is not a figure itself, and a tag not directly after a number is ignored.
+    assert_eq!(check("0.5<!-- ba:/rows/0/mean -->", &json).checked, 1);
+    assert!(check("0.887 <!-- ba:/rows/0/mean -->", &json).passed());
+    // Columns stay right after multibyte characters and masked verbatim strings.
+    let r = check("“gpt-4o-é” Δ 0.887<!-- ba:/rows/0/mean -->", &json);
+    assert_eq!(r.violations.len(), 1, "{r}");
+    // HTML: the tag comment is kept for the check, other comments are dropped.
+    let page = "<table><tr><td>0.887<!-- ba:/rows/1/mean --></td><!-- 0.123 --></tr></table>";
+    assert!(check_html(page, &json).passed());
+    let page = "<td>0.887<!-- ba:/rows/0/mean --></td>";
+    let r = check_html(page, &json);
+    assert_eq!(r.violations[0].path.as_deref(), Some("/rows/0/mean"));
+}
+
+#[test]
+fn two_million_tagged_numbers_finish() {
+    // Tags are one more forward pass: linear like the rest.
+    let n = 2_000_000;
+    let mut prose = String::with_capacity(n * 30);
+    for i in 0..n {
+        let path = if i % 2 == 0 { "/a" } else { "/b" };
+        prose.push_str(&format!("0.5<!-- ba:{path} --> "));
+    }
+    let r = check(&prose, &json!({"a": 0.5, "b": 0.25}));
+    assert_eq!((r.checked, r.tagged), (n, n));
+    assert_eq!(r.violations.len(), n / 2, "0.5 is at /a, not at /b");
+}

@@ -122,7 +122,9 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         seeds: select::seeds(&args.seeds)?,
         ..design
     };
-    let metric = args.metric.map_or(Metric::default_for(level), Metric::from);
+    let metric = args
+        .metric
+        .map_or(Metric::default_for_levels(&[level]), Metric::from);
     if metric == Metric::Coverage && level == Level::L2 {
         return Err(UsageError(
             "coverage is an L0/L1 outcome; use --metric f1 or judge at L2".into(),

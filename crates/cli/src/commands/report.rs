@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use benchaudit_report::cost::PriceTable;
-use benchaudit_report::{Options, write_compare_report, write_run_report};
+use benchaudit_report::{
+    Options, default_metric, load_run, write_loaded_compare, write_loaded_report,
+};
 
 use crate::UsageError;
 use crate::args::MetricArg;
@@ -31,9 +33,9 @@ pub struct ReportArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Per-episode metric: ground-truth F1, the legacy judge on 0–1 (total / 100), or L1
-    /// coverage.
-    #[arg(long, value_enum, default_value = "f1")]
-    pub metric: MetricArg,
+    /// coverage [default: as `ab`: coverage for a run at L0/L1 only, F1 when it includes L2].
+    #[arg(long, value_enum)]
+    pub metric: Option<MetricArg>,
     /// CVaR tail fraction α (mean of the ⌈α·n⌉ lowest values), in (0, 1].
     #[arg(long, default_value_t = 0.2, value_parser = parse_alpha)]
     pub alpha: f64,
@@ -102,8 +104,17 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if args.tau.is_empty() {
         return Err(UsageError("give at least one --tau threshold".into()).into());
     }
+    let runs = match (&args.run_dir, args.compare.as_deref()) {
+        (_, Some([a, b])) => vec![load_run(a)?, load_run(b)?],
+        (Some(dir), None) => vec![load_run(dir)?],
+        _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
+    };
+    let metric = args.metric.map_or_else(
+        || default_metric(&runs.iter().collect::<Vec<_>>()),
+        benchaudit_runs::Metric::from,
+    );
     let opts = Options {
-        metric: args.metric.into(),
+        metric,
         alpha: args.alpha,
         taus: args.tau.clone(),
         seed: args.seed,
@@ -111,20 +122,20 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         pass_threshold: args.pass_threshold,
         prices: PriceTable::load(args.prices.as_deref())?,
     };
-    let written = match (&args.run_dir, args.compare.as_deref()) {
-        (_, Some([a, b])) => {
-            let out = args.out.clone().unwrap_or_else(|| {
-                b.join("compare-report")
-                    .join(benchaudit_runs::Metric::from(args.metric).flag())
-            });
-            write_compare_report(a, b, &out, &opts)?
+    let written = match (runs.as_slice(), args.compare.as_deref(), &args.run_dir) {
+        ([a, b], Some([_, b_dir]), _) => {
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| b_dir.join("compare-report").join(metric.flag()));
+            write_loaded_compare(a, b, &out, &opts)?
         }
-        (Some(dir), None) => {
-            let out = args.out.clone().unwrap_or_else(|| {
-                dir.join("report")
-                    .join(benchaudit_runs::Metric::from(args.metric).flag())
-            });
-            write_run_report(dir, &out, &opts)?
+        ([run], None, Some(dir)) => {
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| dir.join("report").join(metric.flag()));
+            write_loaded_report(run, &out, &opts)?
         }
         _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
     };

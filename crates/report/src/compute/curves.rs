@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use benchaudit_agents::Level;
-use benchaudit_stats::{degradation_curve, mean};
+use benchaudit_stats::{degradation_curve, mean, stratified_bootstrap_mean_ci};
 
 use super::{Doses, Grid, Options};
 use crate::error::{Result, stats};
@@ -69,7 +69,18 @@ pub(super) fn curves(grid: &Grid, opts: &Options) -> Result<Vec<CurveStats>> {
                 )
             })
             .collect();
-        let curve = degradation_curve(&groups, &config).map_err(stats(&lbl))?;
+        let mut curve = degradation_curve(&groups, &config).map_err(stats(&lbl))?;
+        // A dose's episodes pool its tasks: its CI resamples seeds within each task (the
+        // stratified bootstrap), as every pooled CI of a report does. Points and doses are
+        // both in ascending dose order.
+        for (point, (_, _, tasks)) in curve.points.iter_mut().zip(&doses) {
+            let strata: Vec<Vec<f64>> = tasks
+                .values()
+                .map(|s| s.values().copied().collect())
+                .collect();
+            point.summary.mean_ci =
+                stratified_bootstrap_mean_ci(&strata, &config.bootstrap()).map_err(stats(&lbl))?;
+        }
         let mut seeds = Vec::new();
         for (dose, _, tasks) in &doses {
             let mut per_seed: BTreeMap<u64, Vec<f64>> = BTreeMap::new();

@@ -50,6 +50,7 @@ pub(super) fn pass_k(grid: &Grid, opts: &Options, show_hash: bool) -> Result<Opt
 /// entered the statistics; `None` when the run has none.
 pub(super) fn cost(
     records: &[EpisodeRecord],
+    arms: &super::ArmMap,
     grid: &Grid,
     opts: &Options,
     show_hash: bool,
@@ -57,7 +58,7 @@ pub(super) fn cost(
     // condition → (input, output) tokens over the episodes used.
     let mut tokens: BTreeMap<Condition, (u64, u64)> = BTreeMap::new();
     for r in records {
-        let c = condition(r);
+        let c = condition(r, arms);
         let used = grid
             .get(&c)
             .and_then(|t| t.get(&r.key.task_id))

@@ -1,19 +1,21 @@
-//! Gaps across scaffolding levels and the judge-vs-ground-truth contrast.
+//! Worst-case shortfalls across scaffolding levels and the judge-vs-ground-truth contrast.
 
 use std::collections::BTreeMap;
 
 use benchaudit_agents::{EpisodeRecord, Level, Outcome};
 use benchaudit_runs::JUDGE_SCALE;
-use benchaudit_stats::{mean, reliability_gap};
+use benchaudit_stats::mean;
 
-use super::{Family, Grid, TaskSeeds, condition, label};
+use super::{ArmMap, Family, Grid, TaskSeeds, condition, label, shortfall};
 use crate::error::{Result, stats};
-use crate::model::{Condition, LevelGap, ScorerContrast};
+use crate::model::{Condition, LevelShortfall, ScorerContrast};
 
-/// Across-level gaps per (policy, arm, options) family present at two or more levels.
-pub(super) fn level_gaps(grid: &Grid, show_hash: bool) -> Result<Vec<LevelGap>> {
+/// Across-level shortfalls per (policy, arm, options) family present at two or more levels.
+pub(super) fn level_shortfalls(grid: &Grid, show_hash: bool) -> Result<Vec<LevelShortfall>> {
     let mut families: BTreeMap<Family, BTreeMap<Level, &TaskSeeds>> = BTreeMap::new();
+    let mut settings = BTreeMap::new();
     for (c, tasks) in grid {
+        settings.insert(c.options_hash.clone(), c.setting);
         families
             .entry((c.policy.clone(), c.arm.clone(), c.options_hash.clone()))
             .or_default()
@@ -21,19 +23,21 @@ pub(super) fn level_gaps(grid: &Grid, show_hash: bool) -> Result<Vec<LevelGap>> 
     }
     let mut out = Vec::new();
     for ((policy, arm, options_hash), by_level) in families {
-        let (Some((&static_level, easy)), Some((&hardest_level, hard))) =
+        let (Some((&scaffolded_level, easy)), Some((&unscaffolded_level, hard))) =
             (by_level.first_key_value(), by_level.last_key_value())
         else {
             continue;
         };
-        if static_level == hardest_level {
+        if scaffolded_level == unscaffolded_level {
             continue;
         }
+        let setting = settings.get(&options_hash).copied().flatten();
         let cond = Condition {
             policy: policy.clone(),
-            level: static_level,
+            level: scaffolded_level,
             arm: arm.clone(),
             options_hash: options_hash.clone(),
+            setting,
         };
         let lbl = label(&cond, show_hash);
         let flat = |t: &BTreeMap<String, BTreeMap<u64, f64>>| {
@@ -41,16 +45,16 @@ pub(super) fn level_gaps(grid: &Grid, show_hash: bool) -> Result<Vec<LevelGap>> 
                 .flat_map(|s| s.values().copied())
                 .collect::<Vec<_>>()
         };
-        let gap = reliability_gap(&flat(easy), &flat(hard)).map_err(stats(&lbl))?;
-        out.push(LevelGap {
+        let pooled = shortfall(&flat(easy), &flat(hard)).map_err(stats(&lbl))?;
+        out.push(LevelShortfall {
             policy: policy.clone(),
             arm: arm.clone(),
             options_hash: options_hash.clone(),
             label: lbl.clone(),
             task_id: None,
-            static_level,
-            hardest_level,
-            gap,
+            scaffolded_level,
+            unscaffolded_level,
+            shortfall: pooled,
         });
         for (task, easy_seeds) in easy.iter() {
             let Some(hard_seeds) = hard.get(task) else {
@@ -58,15 +62,15 @@ pub(super) fn level_gaps(grid: &Grid, show_hash: bool) -> Result<Vec<LevelGap>> 
             };
             let e: Vec<f64> = easy_seeds.values().copied().collect();
             let h: Vec<f64> = hard_seeds.values().copied().collect();
-            out.push(LevelGap {
+            out.push(LevelShortfall {
                 policy: policy.clone(),
                 arm: arm.clone(),
                 options_hash: options_hash.clone(),
                 label: lbl.clone(),
                 task_id: Some(task.clone()),
-                static_level,
-                hardest_level,
-                gap: reliability_gap(&e, &h).map_err(stats(&lbl))?,
+                scaffolded_level,
+                unscaffolded_level,
+                shortfall: shortfall(&e, &h).map_err(stats(&lbl))?,
             });
         }
     }
@@ -76,6 +80,7 @@ pub(super) fn level_gaps(grid: &Grid, show_hash: bool) -> Result<Vec<LevelGap>> 
 /// Mean F1 and mean judge / 100 per condition over scored, non-infra episodes.
 pub(super) fn scorer_contrast(
     records: &[EpisodeRecord],
+    arms: &ArmMap,
     show_hash: bool,
 ) -> Result<Vec<ScorerContrast>> {
     let mut by: BTreeMap<Condition, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
@@ -89,7 +94,7 @@ pub(super) fn scorer_contrast(
             && s.f1.is_finite()
             && s.judge_total.is_finite()
         {
-            let e = by.entry(condition(r)).or_default();
+            let e = by.entry(condition(r, arms)).or_default();
             e.0.push(s.f1);
             e.1.push(s.judge_total / JUDGE_SCALE);
         }

@@ -7,13 +7,17 @@
 //!   ascending (task, seed) order. A reader recomputing a CI must use the same order.
 //! * **Exclusions.** Infra-error episodes and episodes without the chosen metric are left
 //!   out and listed; nothing else is.
-//! * **Reliability gap** (SPEC §7, "static mean − hardest-level worst case"). Every row of a
-//!   table is one condition at one level, so its static and hardest sets coincide and the gap
-//!   is the row's mean minus its worst case (the paper's "mean–worst gap", Figure A9). For a
-//!   policy run at several scaffolding levels, [`LevelGap`] is the mean at the most scaffolded
-//!   level present (L0 before L1 before L2) minus the worst case at the least scaffolded one,
-//!   per task and pooled. For numeric dose arms the curve's gap is the mean at the lowest dose
-//!   minus the worst case at the highest dose.
+//! * **Reliability gap** (SPEC §7, "static mean − hardest-level worst case") is reported only
+//!   where a run has a static and a hardest difficulty level: a degradation curve whose lowest
+//!   dose is 0 ([`crate::model::CurveStats::is_reliability_gap`]). Every other "mean − worst"
+//!   is a different quantity with a different name, the **worst-case shortfall**
+//!   ([`crate::model::Shortfall`]): a table row's own mean minus its own worst case, and, for
+//!   a policy run at several scaffolding levels, [`crate::model::LevelShortfall`], the mean at
+//!   the most scaffolded level present (L0 before L1 before L2) minus the worst case at the
+//!   least scaffolded one, per task and pooled.
+//! * **Pooled intervals** resample seeds within each task (the stratified bootstrap,
+//!   [`benchaudit_stats::stratified_bootstrap_mean_ci`]), so a replicate keeps the run's task
+//!   mix; a cell's interval is the plain bootstrap of its seeds.
 //!
 //! The submodules: [`levels`] (gaps across levels, judge vs ground truth), [`paired`] (A/B
 //! arms, run-vs-run comparisons, Holm), [`curves`] (degradation doses). The 2×2 joint
@@ -27,8 +31,10 @@ mod paired;
 use std::collections::{BTreeMap, BTreeSet};
 
 use benchaudit_agents::{EpisodeRecord, Level, Outcome};
-use benchaudit_runs::JUDGE_SCALE;
-use benchaudit_stats::{PairedConfig, SummaryConfig, five_numbers, reliability_gap, summarize};
+use benchaudit_runs::{ArmSetting, JUDGE_SCALE};
+use benchaudit_stats::{
+    PairedConfig, SummaryConfig, five_numbers, mean, stratified_bootstrap_mean_ci, summarize, worst,
+};
 
 pub use curves::arm_dose;
 pub use paired::compare_stats;
@@ -37,7 +43,7 @@ use crate::error::{Error, Result, stats};
 use crate::load::Loaded;
 use crate::model::{
     CellStats, Condition, Excluded, Metric, PooledStats, RecordTally, RunStats, SCHEMA, SeedValue,
-    Settings, Tool,
+    Settings, Shortfall, Tool,
 };
 
 /// Report settings chosen on the command line.
@@ -112,12 +118,13 @@ impl Options {
     }
 }
 
-/// Whether labels must show the options hash: only when some (policy, level, arm) occurs
+/// Whether labels must show the options hash: only when some (policy, level, arm, setting) occurs
 /// under several option sets (a stress arm changes the options, so arms alone differ in hash).
 fn hash_needed<'a>(conditions: impl IntoIterator<Item = &'a Condition>) -> bool {
-    let mut seen: BTreeMap<(&str, Level, Option<&str>), &str> = BTreeMap::new();
+    type Key<'a> = (&'a str, Level, Option<&'a str>, Option<ArmSetting>);
+    let mut seen: BTreeMap<Key<'_>, &str> = BTreeMap::new();
     for c in conditions {
-        let key = (c.policy.as_str(), c.level, c.arm.as_deref());
+        let key = (c.policy.as_str(), c.level, c.arm.as_deref(), c.setting);
         if seen
             .insert(key, c.options_hash.as_str())
             .is_some_and(|h| h != c.options_hash)
@@ -128,12 +135,15 @@ fn hash_needed<'a>(conditions: impl IntoIterator<Item = &'a Condition>) -> bool 
     false
 }
 
-/// The display label of a condition: the policy, its arm in brackets, and the options hash
-/// when the same (policy, level, arm) occurs under several option sets.
+/// The display label of a condition: the policy, its arm in brackets (with its quota and
+/// slack for the arms of an `ab` run, as `ab` prints them), and the options hash when the same
+/// (policy, level, arm, setting) occurs under several option sets.
 pub(super) fn label(c: &Condition, show_hash: bool) -> String {
     let mut s = c.policy.clone();
-    if let Some(arm) = &c.arm {
-        s.push_str(&format!(" [{arm}]"));
+    match (&c.arm, c.setting) {
+        (Some(arm), Some(setting)) => s.push_str(&format!(" [{arm}; {}]", setting.label())),
+        (Some(arm), None) => s.push_str(&format!(" [{arm}]")),
+        (None, _) => {}
     }
     if show_hash {
         s.push_str(&format!(" #{}", c.options_hash));
@@ -141,12 +151,13 @@ pub(super) fn label(c: &Condition, show_hash: bool) -> String {
     s
 }
 
-pub(super) fn condition(r: &EpisodeRecord) -> Condition {
+pub(super) fn condition(r: &EpisodeRecord, arms: &ArmMap) -> Condition {
     Condition {
         policy: r.key.policy.clone(),
         level: r.key.level,
         arm: r.key.arm.clone(),
         options_hash: r.key.options_hash.clone(),
+        setting: arms.get(&r.key.options_hash).copied(),
     }
 }
 
@@ -154,6 +165,7 @@ pub(super) fn condition(r: &EpisodeRecord) -> Condition {
 pub(super) fn observations(
     records: &[EpisodeRecord],
     metric: Metric,
+    arms: &ArmMap,
 ) -> (Vec<Observation>, RecordTally, Vec<Excluded>) {
     let mut obs = Vec::new();
     let mut excluded = Vec::new();
@@ -169,7 +181,7 @@ pub(super) fn observations(
             infra += 1;
             Some("infra_error")
         } else if let Some(v) = metric.of(r) {
-            obs.push((condition(r), r.key.task_id.clone(), r.key.seed, v));
+            obs.push((condition(r, arms), r.key.task_id.clone(), r.key.seed, v));
             None
         } else {
             missing += 1;
@@ -205,7 +217,8 @@ pub(super) fn observations(
 /// [`Error::Invalid`] when no episode has the chosen metric or a setting is invalid (bad
 /// α/τ); a statistics error otherwise.
 pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
-    let (obs, episodes, excluded) = observations(&loaded.records, opts.metric);
+    let arms = &loaded.arm_settings;
+    let (obs, episodes, excluded) = observations(&loaded.records, opts.metric, arms);
     if obs.is_empty() {
         return Err(Error::Invalid(format!(
             "no episode in {} has the metric `{}` ({} infra errors, {} without it){}",
@@ -237,6 +250,7 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
     for (c, tasks) in &grid {
         let lbl = label(c, show_hash);
         let mut all = Vec::new();
+        let mut strata = Vec::new();
         let mut in_order: Vec<_> = tasks.iter().collect();
         in_order.sort_by(|a, b| crate::order::natural(a.0, b.0));
         for (task, seeds) in in_order {
@@ -249,7 +263,7 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
                 condition: c.clone(),
                 label: lbl.clone(),
                 task_id: task.clone(),
-                gap: reliability_gap(&values, &values).map_err(stats(&what))?,
+                shortfall: shortfall(&values, &values).map_err(stats(&what))?,
                 five: five_numbers(&values).map_err(stats(&what))?,
                 summary,
                 values: seeds
@@ -257,18 +271,19 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
                     .map(|(&seed, &value)| SeedValue { seed, value })
                     .collect(),
             });
-            all.extend(values);
+            all.extend(values.iter().copied());
+            strata.push(values);
         }
         let what = format!("{lbl} {}", c.level);
         pooled.push(PooledStats {
             condition: c.clone(),
             label: lbl.clone(),
             tasks: tasks.len(),
-            summary: summarize(&all, &config)
+            summary: pooled_summary(&all, &strata, &config)
                 .map_err(stats(&what))
                 .map_err(usage_if_setting(opts))?,
             five: five_numbers(&all).map_err(stats(&what))?,
-            gap: reliability_gap(&all, &all).map_err(stats(&what))?,
+            shortfall: shortfall(&all, &all).map_err(stats(&what))?,
         });
     }
 
@@ -297,13 +312,13 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let level_gaps = levels::level_gaps(&grid, show_hash)?;
-    let scorers = levels::scorer_contrast(&loaded.records, show_hash)?;
-    let joint = joint(&loaded.records, show_hash);
+    let level_shortfalls = levels::level_shortfalls(&grid, show_hash)?;
+    let scorers = levels::scorer_contrast(&loaded.records, arms, show_hash)?;
+    let joint = joint(&loaded.records, arms, show_hash);
     let ab = paired::ab_section(&grid, opts, show_hash)?;
     let degradation = curves::curves(&grid, opts)?;
     let pass_k = extras::pass_k(&grid, opts, show_hash)?;
-    let cost = extras::cost(&loaded.records, &grid, opts, show_hash);
+    let cost = extras::cost(&loaded.records, arms, &grid, opts, show_hash);
     Ok(RunStats {
         schema: SCHEMA.to_string(),
         kind: "run".to_string(),
@@ -322,7 +337,7 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         conditions: grid.len(),
         cells,
         pooled,
-        level_gaps,
+        level_shortfalls,
         scorers,
         joint,
         ab,
@@ -331,6 +346,32 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         cost,
         figures: Vec::new(),
     })
+}
+
+/// The worst-case shortfall: the mean of `mean_values` minus the worst of `worst_values`.
+pub(super) fn shortfall(
+    mean_values: &[f64],
+    worst_values: &[f64],
+) -> benchaudit_stats::Result<Shortfall> {
+    let (m, w) = (mean(mean_values)?, worst(worst_values)?);
+    Ok(Shortfall {
+        mean: m,
+        worst: w,
+        shortfall: m - w,
+    })
+}
+
+/// The summary of a pooled row: the statistics of all its episodes (`all`, the concatenation
+/// of `strata` in task order), with the mean's CI from the stratified bootstrap (seeds
+/// resampled within each task, [`stratified_bootstrap_mean_ci`]) instead of one bag.
+pub(super) fn pooled_summary(
+    all: &[f64],
+    strata: &[Vec<f64>],
+    config: &SummaryConfig,
+) -> benchaudit_stats::Result<benchaudit_stats::Summary> {
+    let mut summary = summarize(all, config)?;
+    summary.mean_ci = stratified_bootstrap_mean_ci(strata, &config.bootstrap())?;
+    Ok(summary)
 }
 
 /// Bad α or τ values are the user's: report them as usage errors (exit 2).
@@ -349,13 +390,18 @@ fn usage_if_setting(opts: &Options) -> impl Fn(Error) -> Error + '_ {
 
 /// The 2×2, as the audit computes it, with rows best first in the repaired cell (L2 × ground
 /// truth), as in the spectrum.
-fn joint(records: &[EpisodeRecord], show_hash: bool) -> Option<benchaudit_audit::joint::Joint> {
+fn joint(
+    records: &[EpisodeRecord],
+    arms: &ArmMap,
+    show_hash: bool,
+) -> Option<benchaudit_audit::joint::Joint> {
     let label_of = |policy: &str, arm: Option<&str>, options_hash: &str| {
         let c = Condition {
             policy: policy.to_string(),
             level: Level::L0,
             arm: arm.map(str::to_string),
             options_hash: options_hash.to_string(),
+            setting: arms.get(options_hash).copied(),
         };
         label(&c, show_hash)
     };
@@ -377,6 +423,8 @@ pub(super) fn tool() -> Tool {
     }
 }
 
+/// Options hash → the quota setting of an `ab` run's arm ([`Loaded::arm_settings`]).
+pub(super) type ArmMap = BTreeMap<String, ArmSetting>;
 /// One usable episode: (condition, task, seed, metric value).
 pub(super) type Observation = (Condition, String, u64, f64);
 /// (policy, arm, options hash): a condition without its level.

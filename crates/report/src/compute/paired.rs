@@ -4,7 +4,11 @@
 use std::collections::BTreeMap;
 
 use benchaudit_agents::Level;
-use benchaudit_stats::{PairedComparison, compare_paired, holm_adjust};
+use benchaudit_runs::ArmSetting;
+use benchaudit_stats::{
+    PairedComparison, PairedConfig, compare_paired, holm_adjust, stratified_bootstrap_ci,
+    stratified_bootstrap_mean_ci,
+};
 
 use super::curves::{Side, arm_side};
 use super::{Grid, Observation, Options, Pairs, TaskSeeds, observations, tool};
@@ -31,6 +35,7 @@ fn paired_row(
         policy: policy.to_string(),
         level,
         arm,
+        setting: None,
         task_id,
         label,
         n: cmp.n,
@@ -71,7 +76,9 @@ fn paired_tables(
     let config = opts.paired_config();
     let mut rows = Vec::new();
     type GroupKey = (String, Level, Option<String>);
-    let mut pooled_values: BTreeMap<GroupKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    // Per group, the (first, second) values of each task, in task order.
+    type TaskPairs = Vec<(Vec<f64>, Vec<f64>)>;
+    let mut pooled_values: BTreeMap<GroupKey, TaskPairs> = BTreeMap::new();
     for ((policy, level, arm, task), seeds) in pairs {
         let first: Vec<f64> = seeds.values().map(|p| p.0).collect();
         let second: Vec<f64> = seeds.values().map(|p| p.1).collect();
@@ -87,16 +94,15 @@ fn paired_tables(
             &cmp,
             b_minus_a,
         ));
-        let e = pooled_values
+        pooled_values
             .entry((policy.clone(), *level, arm.clone()))
-            .or_default();
-        e.0.extend(first);
-        e.1.extend(second);
+            .or_default()
+            .push((first, second));
     }
     let mut pooled = Vec::new();
-    for ((policy, level, arm), (first, second)) in &pooled_values {
+    for ((policy, level, arm), tasks) in &pooled_values {
         let lbl = label_of(policy, *level, arm.as_deref());
-        let cmp = compare_paired(first, second, &config).map_err(stats(&lbl))?;
+        let cmp = pooled_comparison(tasks, &config).map_err(stats(&lbl))?;
         pooled.push(paired_row(
             policy,
             *level,
@@ -112,12 +118,47 @@ fn paired_tables(
     Ok((rows, pooled))
 }
 
-/// Constant vs escalating arms paired by (task, seed) within (policy, level).
+/// The paired comparison of a pooled row: Δ over every pair of every task, its mean, sign-flip
+/// test and counts as [`compare_paired`] gives them, with both intervals (mean Δ and Cliff's
+/// δ) from the stratified bootstrap: the pairs are resampled within each task, so a replicate
+/// keeps the run's task mix ([`stratified_bootstrap_mean_ci`]).
+pub(super) fn pooled_comparison(
+    tasks: &[(Vec<f64>, Vec<f64>)],
+    config: &PairedConfig,
+) -> benchaudit_stats::Result<PairedComparison> {
+    let first: Vec<f64> = tasks.iter().flat_map(|t| t.0.iter().copied()).collect();
+    let second: Vec<f64> = tasks.iter().flat_map(|t| t.1.iter().copied()).collect();
+    let mut cmp = compare_paired(&first, &second, config)?;
+    let strata: Vec<Vec<f64>> = tasks
+        .iter()
+        .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x - y).collect())
+        .collect();
+    let bootstrap = config.bootstrap();
+    cmp.delta_ci = stratified_bootstrap_mean_ci(&strata, &bootstrap)?;
+    cmp.cliffs_ci = stratified_bootstrap_ci(&strata, &bootstrap, |r| {
+        let (mut net, mut n) = (0i64, 0usize);
+        for d in r.iter().flatten() {
+            n += 1;
+            if *d > 0.0 {
+                net += 1;
+            } else if *d < 0.0 {
+                net -= 1;
+            }
+        }
+        if n == 0 { 0.0 } else { net as f64 / n as f64 }
+    })?;
+    Ok(cmp)
+}
+
+/// Constant vs escalating arms paired by (task, seed) within (policy, level, quota setting).
 ///
 /// An arm changes the run options, so the two sides carry different options hashes; they are
-/// paired when a (policy, level) holds exactly one constant and one escalating condition.
-/// A (policy, level) with both sides but several of either (e.g. a quota sweep) is ambiguous
-/// and listed in `skipped` rather than guessed; one with a single side is not an A/B design.
+/// paired when a (policy, level, setting) holds exactly one constant and one escalating
+/// condition. The setting is the quota setting of an `ab` run's arms (read from its manifest),
+/// so each arm of a quota or slack sweep pairs with the constant arm of its own setting, as
+/// `ab` pairs them; every row is one family for the Holm adjustment. A group with both sides but
+/// several of either (e.g. a sweep whose manifest is missing) is ambiguous and listed in
+/// `skipped` rather than guessed; one with a single side is not an A/B design.
 pub(super) fn ab_section(
     grid: &Grid,
     opts: &Options,
@@ -127,16 +168,16 @@ pub(super) fn ab_section(
         Vec<(&'a Condition, &'a TaskSeeds)>,
         Vec<(&'a Condition, &'a TaskSeeds)>,
     );
-    let mut by: BTreeMap<(String, Level), Sides<'_>> = BTreeMap::new();
+    let mut by: BTreeMap<(String, Level, Option<ArmSetting>), Sides<'_>> = BTreeMap::new();
     for (c, tasks) in grid {
         match arm_side(c.arm.as_deref()) {
             Some(Side::Constant) => by
-                .entry((c.policy.clone(), c.level))
+                .entry((c.policy.clone(), c.level, c.setting))
                 .or_default()
                 .0
                 .push((c, tasks)),
             Some(Side::Escalating) => by
-                .entry((c.policy.clone(), c.level))
+                .entry((c.policy.clone(), c.level, c.setting))
                 .or_default()
                 .1
                 .push((c, tasks)),
@@ -153,7 +194,8 @@ pub(super) fn ab_section(
     let (mut unpaired_a, mut unpaired_b, mut n_pairs) = (0, 0, 0);
     let mut skipped = Vec::new();
     let count = |t: &TaskSeeds| t.values().map(BTreeMap::len).sum::<usize>();
-    for ((policy, level), (constant, escalating)) in &by {
+    let mut settings: BTreeMap<String, ArmSetting> = BTreeMap::new();
+    for ((policy, level, setting), (constant, escalating)) in &by {
         let (&[(c_cond, c_tasks)], &[(_, e_tasks)]) = (constant.as_slice(), escalating.as_slice())
         else {
             skipped.push(format!("{policy} {level}"));
@@ -161,7 +203,13 @@ pub(super) fn ab_section(
             unpaired_b += escalating.iter().map(|(_, t)| count(t)).sum::<usize>();
             continue;
         };
-        let qualifier = show_hash.then(|| format!("#{}", c_cond.options_hash));
+        let qualifier = match setting {
+            Some(s) => {
+                settings.insert(s.label(), *s);
+                Some(s.label())
+            }
+            None => show_hash.then(|| format!("#{}", c_cond.options_hash)),
+        };
         for (task, c_seeds) in c_tasks {
             let e_seeds = e_tasks.get(task);
             for (seed, cv) in c_seeds {
@@ -192,10 +240,19 @@ pub(super) fn ab_section(
         None => format!("{policy} {level}"),
     };
     let (mut rows, mut pooled) = paired_tables(&pairs, opts, false, &label_of)?;
-    // The qualifier only disambiguated labels; the arms are the two sides here.
+    // The qualifier only disambiguated labels (and named the setting); the arms are the two
+    // sides here.
     for r in rows.iter_mut().chain(pooled.iter_mut()) {
+        r.setting = r.arm.as_ref().and_then(|q| settings.get(q)).copied();
         r.arm = None;
     }
+    // Sweep rows in quota order (quota 8 before quota 10), not in their labels' text order.
+    let order = |a: &PairedRow, b: &PairedRow| {
+        (&a.policy, a.level, a.setting, &a.task_id)
+            .cmp(&(&b.policy, b.level, b.setting, &b.task_id))
+    };
+    rows.sort_by(order);
+    pooled.sort_by(order);
     Ok(Some(PairedSection {
         a: "constant".to_string(),
         b: "escalating".to_string(),
@@ -220,9 +277,17 @@ pub(super) fn ab_section(
 /// # Errors
 /// [`Error::Invalid`] when nothing pairs or a run is ambiguous; a statistics error otherwise.
 pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareStats> {
-    type Key = (String, Level, Option<String>, String, u64);
-    let (obs_a, counts_a, _) = observations(&a.records, opts.metric);
-    let (obs_b, counts_b, _) = observations(&b.records, opts.metric);
+    // The arm's quota setting is part of the key, so two `ab` sweeps compare arm by arm.
+    type Key = (
+        String,
+        Level,
+        Option<String>,
+        Option<ArmSetting>,
+        String,
+        u64,
+    );
+    let (obs_a, counts_a, _) = observations(&a.records, opts.metric, &a.arm_settings);
+    let (obs_b, counts_b, _) = observations(&b.records, opts.metric, &b.arm_settings);
     let index = |obs: &[Observation], name: &str| -> Result<BTreeMap<Key, f64>> {
         let mut m = BTreeMap::new();
         for (c, task, seed, v) in obs {
@@ -230,6 +295,7 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
                 c.policy.clone(),
                 c.level,
                 c.arm.clone(),
+                c.setting,
                 task.clone(),
                 *seed,
             );
@@ -245,11 +311,29 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
     let va = index(&obs_a, "A")?;
     let vb = index(&obs_b, "B")?;
     let mut pairs: Pairs = BTreeMap::new();
-    for ((policy, level, arm, task, seed), x) in &va {
-        if let Some(y) = vb.get(&(policy.clone(), *level, arm.clone(), task.clone(), *seed)) {
+    // The pairing key's arm names the setting too ("escalating; quota 8, slack 0").
+    let mut settings: BTreeMap<String, ArmSetting> = BTreeMap::new();
+    for ((policy, level, arm, setting, task, seed), x) in &va {
+        let key = (
+            policy.clone(),
+            *level,
+            arm.clone(),
+            *setting,
+            task.clone(),
+            *seed,
+        );
+        if let Some(y) = vb.get(&key) {
+            let arm = match (arm, setting) {
+                (Some(a), Some(s)) => {
+                    let named = format!("{a}; {}", s.label());
+                    settings.insert(named.clone(), *s);
+                    Some(named)
+                }
+                (arm, _) => arm.clone(),
+            };
             // First − second = B − A.
             pairs
-                .entry((policy.clone(), *level, arm.clone(), task.clone()))
+                .entry((policy.clone(), *level, arm, task.clone()))
                 .or_default()
                 .insert(*seed, (*y, *x));
         }
@@ -267,7 +351,18 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
         Some(arm) => format!("{policy} {level} [{arm}]"),
         None => format!("{policy} {level}"),
     };
-    let (rows, pooled) = paired_tables(&pairs, opts, true, &label_of)?;
+    let (mut rows, mut pooled) = paired_tables(&pairs, opts, true, &label_of)?;
+    // The recorded arm stays the ledger's; the setting moves to its own field.
+    for r in rows.iter_mut().chain(pooled.iter_mut()) {
+        if let Some(s) = r.arm.as_ref().and_then(|a| settings.get(a)) {
+            r.setting = Some(*s);
+            r.arm = r
+                .arm
+                .as_ref()
+                .and_then(|a| a.split_once(';'))
+                .map(|(a, _)| a.to_string());
+        }
+    }
     Ok(CompareStats {
         schema: SCHEMA.to_string(),
         kind: "compare".to_string(),

@@ -151,6 +151,17 @@ impl GroupedBars {
     fn top(&self) -> u32 {
         if self.note.is_some() { 112 } else { 88 }
     }
+
+    /// Groups per row of panels: as many as fit in [`style::MAX_WIDTH`] (at least one); the
+    /// rows then share that many slots so bars line up from row to row.
+    fn per_row(&self) -> crate::Result<usize> {
+        let fit = style::MAX_WIDTH.saturating_sub(LEFT_AXIS + 40) / self.group_width()?.max(1);
+        Ok((fit as usize).clamp(1, self.groups.len().max(1)))
+    }
+
+    fn rows(&self) -> crate::Result<usize> {
+        Ok(self.groups.len().div_ceil(self.per_row()?).max(1))
+    }
 }
 
 impl Figure for GroupedBars {
@@ -179,9 +190,13 @@ impl Figure for GroupedBars {
     }
 
     fn size(&self) -> crate::Result<(u32, u32)> {
-        let plot = self.group_width()? * self.groups.len() as u32;
+        let plot = self.group_width()? * self.per_row()? as u32;
         let head = style::head_width(&self.title, self.note.as_deref())?;
-        Ok(((LEFT_AXIS + plot + 40).max(head).max(640), HEIGHT))
+        let panels = (HEIGHT - self.top()) * self.rows()? as u32;
+        Ok((
+            (LEFT_AXIS + plot + 40).max(head).max(640),
+            self.top() + panels,
+        ))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
@@ -211,15 +226,36 @@ impl Figure for GroupedBars {
             x += w + 30 + 24;
         }
 
-        let area = root.margin(self.top(), 12, 12, 20);
-        let n = self.groups.len();
         let values = self.values.iter().flatten().flatten().copied();
         let (y0, y1) = style::axis_range(values, 0.0, 1.0, 0.0);
         let y1 = y1 + 0.1 * (y1 - y0);
+        let per_row = self.per_row().unwrap_or(1);
+        let rows = self.rows().unwrap_or(1);
+        let body = root.margin(self.top(), 0, 0, 0);
+        for (row, area) in body.split_evenly((rows, 1)).iter().enumerate() {
+            let start = row * per_row;
+            let end = (start + per_row).min(self.groups.len());
+            self.draw_panel(root, area, start..end, per_row, (y0, y1))?;
+        }
+        Ok(())
+    }
+}
+
+impl GroupedBars {
+    /// One row of panels: the groups `range` in `slots` equal slots, on the y range `y`.
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        area: &DrawingArea<DB, Shift>,
+        range: std::ops::Range<usize>,
+        slots: usize,
+        (y0, y1): (f64, f64),
+    ) -> DrawResult<DB> {
+        let area = area.margin(0, 12, 12, 20);
         let mut chart = ChartBuilder::on(&area)
             .x_label_area_size(44)
             .y_label_area_size(LEFT_AXIS - 20)
-            .build_cartesian_2d(0.0..n as f64, y0..y1)?;
+            .build_cartesian_2d(0.0..slots as f64, y0..y1)?;
         style::house_mesh(
             chart
                 .configure_mesh()
@@ -234,7 +270,9 @@ impl Figure for GroupedBars {
         let s = self.series.len() as f64;
         let pad = 0.12;
         let bw = (1.0 - 2.0 * pad) / s;
-        for (g, label) in self.groups.iter().enumerate() {
+        let groups = self.groups.get(range.clone()).unwrap_or_default();
+        let values = self.values.get(range).unwrap_or_default();
+        for (g, label) in groups.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(g as f64 + 0.5, y0));
             root.draw(&Text::new(
                 label.clone(),
@@ -242,7 +280,7 @@ impl Figure for GroupedBars {
                 anchored(style::text(style::LABEL), HPos::Center, VPos::Center),
             ))?;
         }
-        for (g, row) in self.values.iter().enumerate() {
+        for (g, row) in values.iter().enumerate() {
             for (k, (value, (_, color))) in row.iter().zip(&self.series).enumerate() {
                 let x0 = g as f64 + pad + k as f64 * bw;
                 let x1 = x0 + bw * 0.92;

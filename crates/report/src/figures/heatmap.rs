@@ -35,9 +35,16 @@ const HEADER_BAND: u32 = 34;
 const FOOTER: u32 = 104;
 const MARGIN: u32 = 16;
 
+/// Vertical space between two bands of a wrapped heatmap.
+const BAND_GAP: u32 = 18;
+
 struct Layout {
     label_width: u32,
     cell_width: u32,
+    /// Columns per band: a heatmap wider than [`style::MAX_WIDTH`] wraps its columns into
+    /// bands stacked vertically, each with the row labels and its column headers.
+    per_band: usize,
+    bands: usize,
     width: u32,
     height: u32,
 }
@@ -48,13 +55,20 @@ impl HeatmapData {
             style::max_width(self.row_labels.iter().map(String::as_str), style::LABEL)? + 20;
         let col = style::max_width(self.col_labels.iter().map(String::as_str), style::LABEL)?;
         let cell_width = (col + 18).max(88);
-        let grid = cell_width * self.col_labels.len() as u32;
+        let fit = style::MAX_WIDTH.saturating_sub(MARGIN * 2 + label_width) / cell_width;
+        let cols = self.col_labels.len().max(1);
+        let per_band = (fit as usize).clamp(1, cols);
+        let bands = cols.div_ceil(per_band);
+        let grid = cell_width * per_band as u32;
         let title = style::text_size(&self.title, style::TITLE)?.0 + 40;
         let width = (MARGIN * 2 + label_width + grid).max(title).max(560);
-        let height = TITLE_BAND + HEADER_BAND + CELL_HEIGHT * self.row_labels.len() as u32 + FOOTER;
+        let band = HEADER_BAND + CELL_HEIGHT * self.row_labels.len() as u32;
+        let height = TITLE_BAND + band * bands as u32 + BAND_GAP * (bands as u32 - 1) + FOOTER;
         Ok(Layout {
             label_width,
             cell_width,
+            per_band,
+            bands,
             width,
             height,
         })
@@ -100,57 +114,65 @@ impl Figure for HeatmapData {
         let Ok(l) = self.layout() else {
             return Ok(());
         };
-        let grid_width = l.cell_width * self.col_labels.len() as u32;
+        let grid_width = l.cell_width * l.per_band as u32;
         // Centre the label column + grid block.
         let block = l.label_width + grid_width;
         let left = ((l.width - block) / 2) as i32;
         let grid_left = left + l.label_width as i32;
-        let grid_top = (TITLE_BAND + HEADER_BAND) as i32;
         let (cw, ch) = (l.cell_width as i32, CELL_HEIGHT as i32);
+        let band_height =
+            (HEADER_BAND + CELL_HEIGHT * self.row_labels.len() as u32 + BAND_GAP) as i32;
         root.draw(&Text::new(
             self.title.clone(),
             (l.width as i32 / 2, 24),
             anchored(style::bold(style::TITLE), HPos::Center, VPos::Center),
         ))?;
-        for (c, label) in self.col_labels.iter().enumerate() {
-            root.draw(&Text::new(
-                label.clone(),
-                (
-                    grid_left + c as i32 * cw + cw / 2,
-                    grid_top - HEADER_BAND as i32 / 2,
-                ),
-                anchored(style::text(style::LABEL), HPos::Center, VPos::Center),
-            ))?;
-        }
         let (lo, hi) = self.range;
-        for (r, (label, row)) in self.row_labels.iter().zip(&self.values).enumerate() {
-            let y = grid_top + r as i32 * ch;
-            root.draw(&Text::new(
-                label.clone(),
-                (grid_left - 10, y + ch / 2),
-                anchored(style::text(style::LABEL), HPos::Right, VPos::Center),
-            ))?;
-            for (c, value) in row.iter().enumerate() {
-                let x = grid_left + c as i32 * cw;
-                let (fill, text) = match value {
-                    Some(v) => (sequential(*v, lo, hi), num(*v)),
-                    None => (RGBColor(235, 235, 235), "n/a".to_string()),
-                };
-                root.draw(&Rectangle::new([(x, y), (x + cw, y + ch)], fill.filled()))?;
-                root.draw(&Rectangle::new(
-                    [(x, y), (x + cw, y + ch)],
-                    WHITE.stroke_width(2),
-                ))?;
-                let ink = ink_on(fill);
+        let mut grid_top = (TITLE_BAND + HEADER_BAND) as i32;
+        for band in 0..l.bands {
+            let start = band * l.per_band;
+            let end = (start + l.per_band).min(self.col_labels.len());
+            grid_top = (TITLE_BAND + HEADER_BAND) as i32 + band as i32 * band_height;
+            let labels = self.col_labels.get(start..end).unwrap_or_default();
+            for (c, label) in labels.iter().enumerate() {
                 root.draw(&Text::new(
-                    text,
-                    (x + cw / 2, y + ch / 2),
-                    anchored(
-                        style::text(style::ANNOTATION).color(&ink),
-                        HPos::Center,
-                        VPos::Center,
+                    label.clone(),
+                    (
+                        grid_left + c as i32 * cw + cw / 2,
+                        grid_top - HEADER_BAND as i32 / 2,
                     ),
+                    anchored(style::text(style::LABEL), HPos::Center, VPos::Center),
                 ))?;
+            }
+            for (r, (label, row)) in self.row_labels.iter().zip(&self.values).enumerate() {
+                let y = grid_top + r as i32 * ch;
+                root.draw(&Text::new(
+                    label.clone(),
+                    (grid_left - 10, y + ch / 2),
+                    anchored(style::text(style::LABEL), HPos::Right, VPos::Center),
+                ))?;
+                for (c, value) in row.get(start..end).unwrap_or_default().iter().enumerate() {
+                    let x = grid_left + c as i32 * cw;
+                    let (fill, text) = match value {
+                        Some(v) => (sequential(*v, lo, hi), num(*v)),
+                        None => (RGBColor(235, 235, 235), "n/a".to_string()),
+                    };
+                    root.draw(&Rectangle::new([(x, y), (x + cw, y + ch)], fill.filled()))?;
+                    root.draw(&Rectangle::new(
+                        [(x, y), (x + cw, y + ch)],
+                        WHITE.stroke_width(2),
+                    ))?;
+                    let ink = ink_on(fill);
+                    root.draw(&Text::new(
+                        text,
+                        (x + cw / 2, y + ch / 2),
+                        anchored(
+                            style::text(style::ANNOTATION).color(&ink),
+                            HPos::Center,
+                            VPos::Center,
+                        ),
+                    ))?;
+                }
             }
         }
         // Colour bar under the grid.

@@ -25,6 +25,7 @@ mod bars;
 mod cost;
 mod degradation;
 mod forest;
+mod glyphs;
 mod heatmap;
 mod joint;
 mod spectrum;
@@ -156,7 +157,11 @@ pub fn write<F: Figure>(figure: &F, dir: &Path, name: &str) -> Result<Rendered> 
     std::fs::write(&svg_path, &svg).map_err(io(format!("writing {}", svg_path.display())))?;
     let png_path = dir.join(format!("{name}.png"));
     {
-        let root = BitMapBackend::new(&png_path, (width, height)).into_drawing_area();
+        let bitmap = BitMapBackend::new(&png_path, (width, height));
+        let Some(backend) = glyphs::GlyphBackend::new(bitmap) else {
+            bail!("the embedded DejaVu Sans faces do not parse");
+        };
+        let root = backend.into_drawing_area();
         figure
             .draw(&root)
             .map_err(|e| Error::Figure(format!("drawing {name}.png: {e}")))?;
@@ -391,5 +396,71 @@ mod render_tests {
                 r.png_path.display()
             );
         }
+    }
+
+    /// Issue 13: a 12-arm sweep (24 conditions) drew a bar figure 9 220 px wide. Figures that
+    /// grow with arms, tasks or policies wrap into rows within [`style::MAX_WIDTH`] and grow in
+    /// height instead; the PNG has the size the layout says. Set
+    /// `BENCHAUDIT_FIGURE_SMOKE_DIR=DIR` to look at them.
+    #[test]
+    fn wide_inputs_wrap_into_rows_of_bounded_width() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::env::var_os("BENCHAUDIT_FIGURE_SMOKE_DIR")
+            .map_or_else(|| tmp.path().to_path_buf(), PathBuf::from);
+        let arms: Vec<String> = (0..12u32)
+            .flat_map(|k| {
+                [
+                    format!("always-retry [escalating; quota {}, slack {k}]", 8 + k),
+                    format!("always-retry [constant@0.4756; quota {}, slack {k}]", 8 + k),
+                ]
+            })
+            .collect();
+        let few = ScaffoldingData {
+            title: "Mean ground-truth F1 by scaffolding level".into(),
+            models: arms[..2].to_vec(),
+            levels: vec!["L1".into(), "L2".into()],
+            values: vec![vec![Some(0.5), Some(0.9)]; 2],
+            y_label: "mean".into(),
+            note: None,
+        };
+        let many = ScaffoldingData {
+            models: arms.clone(),
+            values: (0..arms.len())
+                .map(|i| vec![Some(i as f64 / 24.0), None])
+                .collect(),
+            ..few.clone()
+        };
+        let narrow = write(&few, &dir, "bars_2").unwrap();
+        let wide = write(&many, &dir, "bars_24").unwrap();
+        assert!(wide.width <= style::MAX_WIDTH, "{} px wide", wide.width);
+        assert!(
+            wide.height >= 3 * (narrow.height - 88),
+            "rows stack: {}",
+            wide.height
+        );
+        let tasks: Vec<String> = (1..=30).map(|t| format!("T{t}_task")).collect();
+        let heat = HeatmapData {
+            title: "Mean ground-truth F1 per task".into(),
+            row_labels: arms[..4].to_vec(),
+            col_labels: tasks.clone(),
+            values: vec![(0..30).map(|t| Some(f64::from(t) / 30.0)).collect(); 4],
+            value_label: "mean F1".into(),
+            range: (0.0, 1.0),
+        };
+        let h = write(&heat, &dir, "heatmap_30").unwrap();
+        assert!(h.width <= style::MAX_WIDTH, "{} px wide", h.width);
+        assert!(
+            h.height > 2 * (50 + 34 + 4 * 38),
+            "bands stack: {}",
+            h.height
+        );
+        for r in [&narrow, &wide, &h] {
+            let png = image::open(&r.png_path).unwrap();
+            assert_eq!((png.width(), png.height()), (r.width, r.height));
+            // Every label is drawn: the last arm and the last task are in the SVG.
+            assert!(r.svg.contains("<text"));
+        }
+        assert!(wide.svg.contains("slack 11]"), "the 24th group is drawn");
+        assert!(h.svg.contains("T30_task"), "the 30th column is drawn");
     }
 }

@@ -15,6 +15,10 @@ use super::DrawResult;
 
 /// Font family every text uses (registered from the embedded DejaVu Sans).
 pub const FONT: &str = "sans-serif";
+/// Widest a figure that grows with its arms, tasks or policies may get (issue 13: a 12-arm
+/// sweep drew 9 220 px wide): such a figure wraps into rows of panels at this width and grows
+/// in height instead. Only a single label or title wider than this can widen a figure.
+pub const MAX_WIDTH: u32 = 1600;
 /// Title size in pixels.
 pub const TITLE: f64 = 24.0;
 /// Subtitle / legend size.

@@ -15,9 +15,9 @@ use benchaudit_stats::Summary;
 pub use paired::compare_blocks;
 pub use run::run_blocks;
 
-use crate::doc::{Align, Block, FigureBlock};
+use crate::doc::{Align, Block, FigureBlock, tagged};
 use crate::figures::{Rendered, num};
-use crate::model::{Interval, PooledStats, Settings};
+use crate::model::{PooledStats, Settings};
 
 /// A figure as written, for embedding.
 pub struct Drawn<'a> {
@@ -46,10 +46,6 @@ fn figure_block(d: &Drawn<'_>) -> Block {
         png: d.png.to_string(),
         inline_svg: d.rendered.svg.clone(),
     })
-}
-
-fn interval(i: &Interval) -> String {
-    format!("[{}, {}]", num(i.lo), num(i.hi))
 }
 
 /// A p-value: three decimals, or two significant digits in scientific notation below 0.001
@@ -109,7 +105,7 @@ fn summary_header(s: &Settings, leading: &[&str]) -> (Vec<String>, Vec<Align>) {
     ]
     .into_iter()
     .chain(s.taus.iter().map(|t| r_header(*t)))
-    .chain(["gap".to_string()])
+    .chain(["shortfall".to_string()])
     {
         header.push(h);
         align.push(Align::Right);
@@ -118,15 +114,22 @@ fn summary_header(s: &Settings, leading: &[&str]) -> (Vec<String>, Vec<Align>) {
 }
 
 /// A table of summaries: the leading cells of each row, then n, mean, CI, worst, CVaR,
-/// Reliability@τ and the gap.
+/// Reliability@τ and the worst-case shortfall (mean − worst). Each row comes with the JSON
+/// pointer of its object in `stats.json` (holding `summary` and `shortfall`), and its figures
+/// are tagged with their paths for the number guard.
 fn summary_table<'a>(
     s: &Settings,
     leading: &[&str],
-    rows: impl Iterator<Item = (Vec<String>, &'a Summary, f64)>,
+    rows: impl Iterator<Item = (Vec<String>, &'a Summary, f64, String)>,
 ) -> Block {
     let (header, align) = summary_header(s, leading);
-    let row = |(leading, summary, gap): (Vec<String>, &Summary, f64)| {
-        [leading, summary_cells(summary, gap)].concat()
+    let row = |(leading, summary, shortfall, base): (Vec<String>, &Summary, f64, String)| {
+        let mut cells = summary_cells(summary, &format!("{base}/summary"));
+        cells.push(tagged(
+            num(shortfall),
+            &format!("{base}/shortfall/shortfall"),
+        ));
+        [leading, cells].concat()
     };
     Block::Table {
         header,
@@ -135,16 +138,26 @@ fn summary_table<'a>(
     }
 }
 
-fn summary_cells(s: &Summary, gap: f64) -> Vec<String> {
+/// n, mean, CI, worst, CVaR and Reliability@τ of the summary at JSON pointer `path`, each
+/// tagged with its path.
+fn summary_cells(s: &Summary, path: &str) -> Vec<String> {
     let mut cells = vec![
-        s.n.to_string(),
-        num(s.mean),
-        format!("[{}, {}]", num(s.mean_ci.lo), num(s.mean_ci.hi)),
-        num(s.worst),
-        num(s.cvar),
+        tagged(s.n, &format!("{path}/n")),
+        tagged(num(s.mean), &format!("{path}/mean")),
+        format!(
+            "[{}, {}]",
+            tagged(num(s.mean_ci.lo), &format!("{path}/mean_ci/lo")),
+            tagged(num(s.mean_ci.hi), &format!("{path}/mean_ci/hi"))
+        ),
+        tagged(num(s.worst), &format!("{path}/worst")),
+        tagged(num(s.cvar), &format!("{path}/cvar")),
     ];
-    cells.extend(s.reliability.iter().map(|r| num(r.fraction)));
-    cells.push(num(gap));
+    cells.extend(
+        s.reliability
+            .iter()
+            .enumerate()
+            .map(|(k, r)| tagged(num(r.fraction), &format!("{path}/reliability/{k}/fraction"))),
+    );
     cells
 }
 

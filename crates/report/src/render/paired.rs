@@ -1,9 +1,9 @@
 //! Paired tables (A/B arms within a run, run-vs-run comparisons) and the comparison report.
 
-use super::{Drawn, figure_block, interval, level_pct, p_value};
-use crate::doc::{Align, Block};
+use super::{Drawn, figure_block, level_pct, p_value};
+use crate::doc::{Align, Block, tagged};
 use crate::figures::num;
-use crate::model::{CompareStats, PairedRow, PairedSection, Settings};
+use crate::model::{CompareStats, Interval, PairedRow, PairedSection, Settings};
 
 pub(super) fn paired_blocks(
     section: &PairedSection,
@@ -11,10 +11,12 @@ pub(super) fn paired_blocks(
     a: &str,
     b_name: &str,
     convention: &str,
+    path: &str,
 ) -> Vec<Block> {
     let mut b = vec![Block::Paragraph(format!(
         "{convention}. Pairs formed by {}: {} pairs; {} episodes of {a} and {} of {b_name} had no partner. \
-         {} paired bootstrap CIs of the mean Δ and of Cliff's δ; p = two-sided sign-flip permutation test (exact enumeration \
+         {} paired bootstrap CIs of the mean Δ and of Cliff's δ (pooled rows: stratified bootstrap, pairs resampled within \
+         each task); p = two-sided sign-flip permutation test (exact enumeration \
          or seeded Monte Carlo, see stats.json); Holm adjustment within each table.",
         section.paired_by,
         section.pairs,
@@ -28,7 +30,8 @@ pub(super) fn paired_blocks(
             section.skipped.join(", ")
         )));
     }
-    let table = |rows: &[PairedRow], with_task: bool| {
+    // `list` is the JSON pointer of the rows' array; every figure is tagged with its path.
+    let table = |rows: &[PairedRow], with_task: bool, list: String| {
         let mut header = vec!["comparison".to_string()];
         let mut align = vec![Align::Left];
         if with_task {
@@ -51,7 +54,16 @@ pub(super) fn paired_blocks(
         }
         let rows = rows
             .iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(i, r)| {
+                let at = |field: &str| format!("{list}/{i}/{field}");
+                let pair = |ci: &Interval, field: &str| {
+                    format!(
+                        "[{}, {}]",
+                        tagged(num(ci.lo), &at(&format!("{field}/lo"))),
+                        tagged(num(ci.hi), &at(&format!("{field}/hi")))
+                    )
+                };
                 let mut row = vec![r.label.clone()];
                 if with_task {
                     row.push(
@@ -61,15 +73,15 @@ pub(super) fn paired_blocks(
                     );
                 }
                 row.extend([
-                    r.n.to_string(),
-                    num(r.mean_a),
-                    num(r.mean_b),
-                    num(r.delta),
-                    interval(&r.delta_ci),
-                    p_value(r.p_value),
-                    p_value(r.p_holm),
-                    num(r.cliffs_delta),
-                    interval(&r.cliffs_ci),
+                    tagged(r.n, &at("n")),
+                    tagged(num(r.mean_a), &at("mean_a")),
+                    tagged(num(r.mean_b), &at("mean_b")),
+                    tagged(num(r.delta), &at("delta")),
+                    pair(&r.delta_ci, "delta_ci"),
+                    tagged(p_value(r.p_value), &at("p_value")),
+                    tagged(p_value(r.p_holm), &at("p_holm")),
+                    tagged(num(r.cliffs_delta), &at("cliffs_delta")),
+                    pair(&r.cliffs_ci, "cliffs_ci"),
                 ]);
                 row
             })
@@ -82,11 +94,11 @@ pub(super) fn paired_blocks(
     };
     if !section.pooled.is_empty() {
         b.push(Block::Heading(3, "Pooled over tasks".to_string()));
-        b.push(table(&section.pooled, false));
+        b.push(table(&section.pooled, false, format!("{path}/pooled")));
     }
     if !section.rows.is_empty() {
         b.push(Block::Heading(3, "Per task".to_string()));
-        b.push(table(&section.rows, true));
+        b.push(table(&section.rows, true, format!("{path}/rows")));
     }
     b
 }
@@ -121,6 +133,7 @@ pub fn compare_blocks(stats: &CompareStats, figures: &[Drawn<'_>]) -> Vec<Block>
         "A",
         "B",
         "Δ = B − A (positive = run B scores higher)",
+        "/comparison",
     ));
     for f in figures {
         b.push(figure_block(f));

@@ -8,9 +8,9 @@ use super::{
     summary_table,
 };
 use crate::doc::Align::{Left as L, Right as R};
-use crate::doc::Block;
+use crate::doc::{Block, tagged};
 use crate::figures::{num, num_or_no_data};
-use crate::model::RunStats;
+use crate::model::{CellStats, RunStats};
 
 /// A level-2 section: heading, one paragraph, one table.
 fn section(heading: &str, text: String, table: Block) -> [Block; 3] {
@@ -57,20 +57,30 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
     )));
     b.push(Block::Paragraph(settings_paragraph(s)));
     b.push(Block::Paragraph(
-        "Reliability gap (column `gap`): each row is one condition at one level, so its static mean and its hardest-level \
-         worst case come from the same episodes: gap = mean − worst. Across levels (below, when a policy was run at several) \
-         the gap is the mean at the most scaffolded level present minus the worst case at the least scaffolded one."
+        "Column `shortfall` is the worst-case shortfall, mean − worst, of the row's own episodes (it is not the \
+         reliability gap, the static mean minus the worst case at the hardest difficulty level, which needs both levels: see Degradation). Pooled rows' CIs \
+         are stratified bootstrap intervals (seeds resampled within each task, the task mix fixed); a task's CI resamples its seeds."
             .to_string(),
     ));
 
     b.push(Block::Heading(2, "Pooled over tasks".to_string()));
     let pooled = pooled_sort(&stats.pooled).into_iter().map(|p| {
+        let i = stats
+            .pooled
+            .iter()
+            .position(|q| std::ptr::eq(q, p))
+            .unwrap_or_default();
         let leading = vec![
             p.label.clone(),
             p.condition.level.to_string(),
-            p.tasks.to_string(),
+            tagged(p.tasks, &format!("/pooled/{i}/tasks")),
         ];
-        (leading, &p.summary, p.gap.gap)
+        (
+            leading,
+            &p.summary,
+            p.shortfall.shortfall,
+            format!("/pooled/{i}"),
+        )
     });
     b.push(summary_table(s, &["policy", "level", "tasks"], pooled));
     b.extend(figures_with(figures, "spectrum_"));
@@ -86,52 +96,68 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             .position(|o| *o == (label, level))
             .unwrap_or(usize::MAX)
     };
-    let mut cells: Vec<_> = stats.cells.iter().collect();
-    cells.sort_by(|a, b| {
+    let mut cells: Vec<(usize, &CellStats)> = stats.cells.iter().enumerate().collect();
+    cells.sort_by(|(_, a), (_, b)| {
         rank(&a.label, a.condition.level)
             .cmp(&rank(&b.label, b.condition.level))
             .then_with(|| a.task_id.cmp(&b.task_id))
     });
-    let per_task = cells.iter().map(|c| {
+    let per_task = cells.iter().map(|&(i, c)| {
         let leading = vec![
             c.label.clone(),
             c.condition.level.to_string(),
             format!("`{}`", c.task_id),
         ];
-        (leading, &c.summary, c.gap.gap)
+        (
+            leading,
+            &c.summary,
+            c.shortfall.shortfall,
+            format!("/cells/{i}"),
+        )
     });
     b.push(summary_table(s, &["policy", "level", "task"], per_task));
     b.extend(figures_with(figures, "heatmap_"));
 
-    if !stats.level_gaps.is_empty() {
+    if !stats.level_shortfalls.is_empty() {
         let rows = stats
-            .level_gaps
+            .level_shortfalls
             .iter()
-            .map(|g| {
+            .enumerate()
+            .map(|(i, g)| {
                 vec![
                     g.label.clone(),
                     g.task_id
                         .as_ref()
                         .map_or_else(|| "all tasks".to_string(), |t| format!("`{t}`")),
-                    g.static_level.to_string(),
-                    num(g.gap.static_mean),
-                    g.hardest_level.to_string(),
-                    num(g.gap.hardest_worst),
-                    num(g.gap.gap),
+                    g.scaffolded_level.to_string(),
+                    tagged(
+                        num(g.shortfall.mean),
+                        &format!("/level_shortfalls/{i}/shortfall/mean"),
+                    ),
+                    g.unscaffolded_level.to_string(),
+                    tagged(
+                        num(g.shortfall.worst),
+                        &format!("/level_shortfalls/{i}/shortfall/worst"),
+                    ),
+                    tagged(
+                        num(g.shortfall.shortfall),
+                        &format!("/level_shortfalls/{i}/shortfall/shortfall"),
+                    ),
                 ]
             })
             .collect();
         let columns = [
             ("policy", L),
             ("task", L),
-            ("static level", L),
-            ("static mean", R),
-            ("hardest level", L),
-            ("hardest worst", R),
-            ("gap", R),
+            ("scaffolded level", L),
+            ("mean", R),
+            ("unscaffolded level", L),
+            ("worst", R),
+            ("shortfall", R),
         ];
-        let text = "Reliability gap across levels: mean at the most scaffolded level present (static) minus the worst case at the \
-             least scaffolded level present (hardest), pooled over tasks and per task.";
+        let text = "Worst-case shortfall across levels: the mean at the most scaffolded level present minus the worst case at the \
+             least scaffolded level present, pooled over tasks and per task. Scaffolding levels are not difficulty levels of one \
+             environment, so this is not the reliability gap.";
         b.extend(section(
             "Across scaffolding levels",
             text.into(),
@@ -215,6 +241,7 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             "constant",
             "escalating",
             "Δ = constant − escalating (positive = escalation penalty)",
+            "/ab",
         ));
         b.extend(figures_with(figures, "forest"));
     }
@@ -222,14 +249,27 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
     if !stats.degradation.is_empty() {
         b.push(Block::Heading(2, "Degradation".to_string()));
         b.push(Block::Paragraph(
-            "Constant-stress doses pooled over tasks; the curve's gap is the mean at the lowest dose minus the worst case at \
-             the highest dose."
+            "Constant-stress doses pooled over tasks. A curve whose lowest dose is 0 (the static environment) has a \
+             reliability gap: the static mean minus the worst case at the highest (hardest) dose. A curve without dose 0 shows \
+             the mean at its lowest dose minus that worst case instead, as the shortfall from the lowest dose."
                 .to_string(),
         ));
-        for c in &stats.degradation {
+        for (ci, c) in stats.degradation.iter().enumerate() {
             b.push(Block::Heading(
                 3,
-                format!("{} (gap {})", c.label, num(c.gap.gap)),
+                if c.is_reliability_gap() {
+                    format!(
+                        "{} (reliability gap {})",
+                        c.label,
+                        tagged(num(c.gap.gap), &format!("/degradation/{ci}/gap/gap"))
+                    )
+                } else {
+                    format!(
+                        "{} (shortfall from the lowest dose {})",
+                        c.label,
+                        tagged(num(c.gap.gap), &format!("/degradation/{ci}/gap/gap"))
+                    )
+                },
             ));
             let (mut header, mut align) = summary_header(s, &["dose"]);
             header.pop();
@@ -237,11 +277,13 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             let rows = c
                 .points
                 .iter()
-                .map(|p| {
+                .enumerate()
+                .map(|(k, p)| {
                     let mut row = vec![format!("{}", p.dose)];
-                    let mut cells = summary_cells(&p.summary, 0.0);
-                    cells.pop();
-                    row.extend(cells);
+                    row.extend(summary_cells(
+                        &p.summary,
+                        &format!("/degradation/{ci}/points/{k}"),
+                    ));
                     row
                 })
                 .collect();
