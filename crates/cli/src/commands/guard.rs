@@ -44,8 +44,12 @@ pub fn run(args: &GuardArgs) -> anyhow::Result<ExitCode> {
     let report = check_file(&args.file, &json)?;
     let mut out = String::new();
     for v in &report.violations {
+        let why = match &v.path {
+            Some(path) => format!("is not the value at its tagged path {path} of"),
+            None => "is not in".into(),
+        };
         out.push_str(&format!(
-            "{}:{}:{}: {} is not in {}: {}\n",
+            "{}:{}:{}: {} {why} {}: {}\n",
             args.file.display(),
             v.number.line,
             v.number.column,
@@ -55,9 +59,10 @@ pub fn run(args: &GuardArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     out.push_str(&format!(
-        "{}: {} numbers checked, {} not in the JSON\n",
+        "{}: {} numbers checked ({} at their tagged path), {} not accounted for by the JSON\n",
         if report.passed() { "pass" } else { "FAIL" },
         report.checked,
+        report.tagged,
         report.violations.len()
     ));
     print(&out)?;
