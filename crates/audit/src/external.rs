@@ -50,6 +50,10 @@
 //! the manifest's folder, and every hook runs in that folder. A hook that cannot start, exits
 //! non-zero, times out, answers too much or answers garbage is a [`HookFailure`] carrying the
 //! cause and the tail of its stderr.
+//!
+//! Why one file over 600 lines: the manifest, the hook runner and the answers it accepts are one
+//! protocol; each hook's request, answer and failure modes sit beside the others so a reader
+//! checks the whole contract in one place.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

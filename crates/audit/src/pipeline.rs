@@ -1,6 +1,11 @@
 //! The audit of ComtradeBench (both configurations) and of external targets: the stages of
 //! SPEC §8 in order, each producing its evidence, then the cards and the oracle checks. Which
 //! tasks and players each stage uses comes from the target's [`Suite`].
+//!
+//! Why one file over 600 lines: the stages are in their own modules (probes, ownership, joint,
+//! replay, interface, solvability, reliability); what stays here is their order and the
+//! joins between them (which episodes the pool, the 2×2, the channels and the replay share,
+//! which threads run beside which), and splitting that order across files would hide it.
 
 use benchaudit_agents::{Decision, Level, RuleKind};
 use benchaudit_comtrade::{TaskSpec, task, tasks};
