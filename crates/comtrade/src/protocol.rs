@@ -209,7 +209,10 @@ impl ArgumentError {
     }
 }
 
-fn as_integer(v: &Value) -> Option<i64> {
+/// A JSON value read as an integer the way the tools read page numbers: `2`, `2.0` and `"2"`
+/// are all 2 (lenient like the released FastAPI service); anything else is `None`. The L0
+/// slot reader uses it too, so "the same number written differently" means one thing.
+pub fn as_integer(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64().or_else(|| {
             n.as_f64()

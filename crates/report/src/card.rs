@@ -76,12 +76,12 @@ fn f3(x: f64) -> String {
     format!("{x:.3}")
 }
 
-fn status_md(c: &benchaudit_audit::Cell) -> String {
+pub(crate) fn status_md(c: &benchaudit_audit::Cell) -> String {
     format!("**{}**: {}", c.status.label(), c.evidence)
 }
 
 /// A table whose columns are left-aligned (cells mix words and numbers).
-fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Block {
+pub(crate) fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Block {
     Block::Table {
         align: vec![Align::Left; header.len()],
         header,

@@ -6,24 +6,14 @@ use std::path::Path;
 
 use benchaudit_audit::calls::forge::Quality;
 use benchaudit_audit::calls::{CallsAudit, CategoryKind};
-use benchaudit_audit::{Card, Cell, Status};
+use benchaudit_audit::{Card, Status};
 
-use crate::doc::{Align, Block, FigureBlock};
+use crate::doc::{Block, FigureBlock};
 use crate::error::Result;
 use crate::figures::{self, ProbeBarsData};
 use crate::plots::FIGURE_DIR;
 
-fn cell(c: &Cell) -> String {
-    format!("**{}**: {}", c.status.label(), c.evidence)
-}
-
-fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Block {
-    Block::Table {
-        align: vec![Align::Left; header.len()],
-        header,
-        rows,
-    }
-}
+use crate::card::{status_md as cell, table};
 
 /// The paper's verdict for BFCL's AST track, compared with the measured one.
 fn against_paper(a: &CallsAudit) -> String {

@@ -160,15 +160,7 @@ fn text_of(v: Option<&Value>) -> Option<String> {
 }
 
 fn int_of(v: Option<&Value>) -> Option<i64> {
-    match v? {
-        Value::Number(n) => n.as_i64().or_else(|| {
-            n.as_f64()
-                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
-                .map(|f| f as i64)
-        }),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
+    benchaudit_comtrade::protocol::as_integer(v?)
 }
 
 fn slots_from(m: &Map<String, Value>) -> Slots {
