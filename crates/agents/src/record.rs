@@ -83,6 +83,15 @@ pub struct AgentCounts {
     pub quota_deaths: u32,
 }
 
+impl AgentCounts {
+    /// An L0/L1 answer the harness could not read, and the decision it then makes in the
+    /// model's place: always counted together, and never as the model's own choice.
+    pub fn unreadable_answer_imputed(&mut self) {
+        self.malformed_decisions += 1;
+        self.imputed_decisions += 1;
+    }
+}
+
 /// Wall-clock facts: the only part of a record allowed to differ on replay.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Timing {

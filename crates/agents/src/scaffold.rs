@@ -201,8 +201,7 @@ fn harness(
                 // values, a decision it makes in the model's place.
                 let imputed = answer.is_none();
                 if imputed {
-                    counts.malformed_decisions += 1;
-                    counts.imputed_decisions += 1;
+                    counts.unreadable_answer_imputed();
                 }
                 let slots = answer.unwrap_or_default();
                 let replaced = validate_slots(task, &slots);
@@ -291,8 +290,7 @@ fn harness(
                                 // credit the model with a recovery it did not choose.
                                 let imputed = answer.is_none();
                                 if imputed {
-                                    counts.malformed_decisions += 1;
-                                    counts.imputed_decisions += 1;
+                                    counts.unreadable_answer_imputed();
                                 }
                                 let d = answer.unwrap_or(IMPUTED_L1_DECISION);
                                 tr.events.push(Event::Decision {
