@@ -4,9 +4,7 @@
 //! bootstrap, as every pooled CI of a report).
 
 use benchaudit_agents::{EpisodeRecord, Level};
-use benchaudit_stats::{
-    FiveNumbers, Summary, SummaryConfig, five_numbers, stratified_bootstrap_mean_ci, summarize,
-};
+use benchaudit_stats::{FiveNumbers, Summary, SummaryConfig, five_numbers, summarize_stratified};
 use serde::Serialize;
 
 /// Reliability of one player at one level.
@@ -56,12 +54,10 @@ pub fn spectrum(
     for player in players {
         for level in Level::ALL {
             let (values, strata) = f1_of(pool, player, level);
-            if let (Ok(mut summary), Ok(five), Ok(ci)) = (
-                summarize(&values, &config),
+            if let (Ok(summary), Ok(five)) = (
+                summarize_stratified(&values, &strata, &config),
                 five_numbers(&values),
-                stratified_bootstrap_mean_ci(&strata, &config.bootstrap()),
             ) {
-                summary.mean_ci = ci;
                 out.push(PlayerReliability {
                     player: player.clone(),
                     level: level.to_string(),

@@ -88,6 +88,6 @@ pub use stratified::{
 };
 pub use summary::{
     DEFAULT_ALPHA, DEFAULT_TAUS, ReliabilityAt, Summary, SummaryConfig, cvar, cvar_tail_size, mean,
-    reliability, summarize, worst,
+    reliability, summarize, summarize_stratified, worst,
 };
 pub use wilson::{WilsonInterval, Z_95, wilson_interval, wilson_interval_z};

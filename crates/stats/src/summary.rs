@@ -176,6 +176,32 @@ pub struct Summary {
 /// Any input error of [`mean`], [`cvar`], [`reliability`] or the bootstrap configuration.
 pub fn summarize(values: &[f64], config: &SummaryConfig) -> Result<Summary> {
     check_values(values, "summary")?;
+    let mean_ci = bootstrap_mean_ci(values, &config.bootstrap())?;
+    summary_with_ci(values, config, mean_ci)
+}
+
+/// [`summarize`] of pooled `values` whose mean CI is the stratified bootstrap over `strata`
+/// (the same values grouped by task, seeds resampled within each task:
+/// [`crate::stratified_bootstrap_mean_ci`]), so pooled rows bootstrap once, not once per bag.
+///
+/// # Errors
+/// As [`summarize`] and [`crate::stratified_bootstrap_mean_ci`].
+pub fn summarize_stratified(
+    values: &[f64],
+    strata: &[Vec<f64>],
+    config: &SummaryConfig,
+) -> Result<Summary> {
+    check_values(values, "summary")?;
+    let mean_ci = crate::stratified_bootstrap_mean_ci(strata, &config.bootstrap())?;
+    summary_with_ci(values, config, mean_ci)
+}
+
+/// The point statistics of `values` (already checked) beside a given mean CI.
+fn summary_with_ci(
+    values: &[f64],
+    config: &SummaryConfig,
+    mean_ci: BootstrapCi,
+) -> Result<Summary> {
     let reliability = config
         .taus
         .iter()
@@ -193,7 +219,7 @@ pub fn summarize(values: &[f64], config: &SummaryConfig) -> Result<Summary> {
         cvar_alpha: config.alpha,
         cvar: cvar(values, config.alpha)?,
         reliability,
-        mean_ci: bootstrap_mean_ci(values, &config.bootstrap())?,
+        mean_ci,
     })
 }
 

@@ -85,7 +85,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         // The models' episodes go through a run ledger: played (or the shard's share of them)
         // and recorded, or read back where recorded; the audit then reads them from there.
         let plan = config.model_plan(&benchaudit_audit::SUITE);
-        let executed =
+        let mut executed =
             run_with_progress(ledger, plan.config(), &plan, args.jobs.get(), args.shard)?;
         if args.shard.is_some() {
             shard_note(
@@ -97,14 +97,11 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         }
         // Each with its provider exchange, which the replay stage replays.
         let mut recorded = Vec::with_capacity(executed.records.len());
-        for r in &executed.records {
+        for r in std::mem::take(&mut executed.records) {
             let log = benchaudit_runs::ledger::recorded_messages(ledger, &r.key)?;
-            recorded.push((r.clone(), log));
+            recorded.push((r, log));
         }
-        model_infra_errors = Some(benchaudit_runs::Executed {
-            records: Vec::new(),
-            ..executed
-        });
+        model_infra_errors = Some(executed);
         config.players = config
             .players
             .into_iter()

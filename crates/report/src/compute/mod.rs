@@ -32,9 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use benchaudit_agents::{EpisodeRecord, Level, Outcome};
 use benchaudit_runs::{ArmSetting, JUDGE_SCALE};
-use benchaudit_stats::{
-    PairedConfig, SummaryConfig, five_numbers, mean, stratified_bootstrap_mean_ci, summarize, worst,
-};
+use benchaudit_stats::{PairedConfig, SummaryConfig, five_numbers, mean, summarize, worst};
 
 pub use curves::arm_dose;
 pub use paired::compare_stats;
@@ -369,9 +367,7 @@ pub(super) fn pooled_summary(
     strata: &[Vec<f64>],
     config: &SummaryConfig,
 ) -> benchaudit_stats::Result<benchaudit_stats::Summary> {
-    let mut summary = summarize(all, config)?;
-    summary.mean_ci = stratified_bootstrap_mean_ci(strata, &config.bootstrap())?;
-    Ok(summary)
+    benchaudit_stats::summarize_stratified(all, strata, config)
 }
 
 /// Bad α or τ values are the user's: report them as usage errors (exit 2).
