@@ -25,7 +25,6 @@ from mcp.client.streamable_http import streamable_http_client
 BIN = os.environ.get("BENCHAUDIT", "target/debug/benchaudit")
 PORT = int(os.environ.get("PORT", "18383"))
 BASE = f"http://127.0.0.1:{PORT}"
-SCHEMA = ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"]
 
 
 def structured(result):
@@ -38,27 +37,13 @@ async def oracle(session, label):
     tools = {t.name for t in (await session.list_tools()).tools}
     assert {"get_task_info", "fetch_page", "submit_results"} <= tools, tools
     info = structured(await session.call_tool("get_task_info", {}))
-    c = info["constraints"]
-    pages = -(-c["total_rows"] // c["page_size"])
-    records, log = {}, []
-    for page in range(1, pages + 1):
-        while True:
-            r = await session.call_tool("fetch_page", {"page": page})
-            body = structured(r)
-            if r.is_error:
-                assert body["retry"] is True and body["status"] in (429, 500), body
-                log.append(f"page={page} status {body['status']} retrying with exponential backoff")
-                continue
-            for row in body["rows"]:
-                if not row.get("is_total"):
-                    records[row["record_id"]] = row
-            log.append(f"page={page} ok")
-            break
-    data = "".join(json.dumps(r) + "\n" for r in records.values())
-    meta = {"task_id": info["task_id"], "query": info["query"], "row_count": len(records), "schema": SCHEMA,
-            "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"]}
-    answer = structured(await session.call_tool(
-        "submit_results", {"data_jsonl": data, "metadata_json": json.dumps(meta), "run_log": "\n".join(log)}))
+
+    async def fetch(page):
+        r = await session.call_tool("fetch_page", {"page": page})
+        return structured(r), r.is_error
+
+    args = await serve.oracle_submission(info, fetch)
+    answer = structured(await session.call_tool("submit_results", args))
     assert answer["scores"]["f1"] == 1.0, answer
     again = await session.call_tool("submit_results", {"data_jsonl": ""})
     assert again.is_error and structured(again)["status"] == 409, again

@@ -27,7 +27,6 @@ from openenv.core.mcp_client import MCPToolClient
 BIN = os.environ.get("BENCHAUDIT", "target/debug/benchaudit")
 PORT = int(os.environ.get("PORT", "18384"))
 BASE = f"http://127.0.0.1:{PORT}"
-SCHEMA = ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"]
 TASK = "T8_mixed_faults"
 
 
@@ -52,30 +51,17 @@ async def oracle(env, seed, task=TASK, episode_id=None, reward=None):
     assert {"get_task_info", "fetch_page", "submit_results"} <= tools, tools
     info = first.observation.metadata["task_info"]
     assert info["task_id"] == task, info
-    c = info["constraints"]
-    pages = -(-c["total_rows"] // c["page_size"])
-    records, log = {}, []
-    for page in range(1, pages + 1):
-        while True:
-            step = await env.step(CallToolAction(tool_name="fetch_page", arguments={"page": page}))
-            assert isinstance(step.observation, CallToolObservation) and step.observation.error is None
-            assert step.reward is None and not step.done, step
-            body, is_error = data_of(step.observation)
-            seen.append(json.dumps(body, sort_keys=True))
-            if is_error:
-                assert body["retry"] is True and body["status"] in (429, 500), body
-                log.append(f"page={page} status {body['status']} retrying with exponential backoff")
-                continue
-            for row in body["rows"]:
-                if not row.get("is_total"):
-                    records[row["record_id"]] = row
-            log.append(f"page={page} ok")
-            break
-    data = "".join(json.dumps(r) + "\n" for r in records.values())
-    meta = {"task_id": task, "query": info["query"], "row_count": len(records), "schema": SCHEMA,
-            "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"]}
-    final = await env.step(CallToolAction(tool_name="submit_results", arguments={
-        "data_jsonl": data, "metadata_json": json.dumps(meta), "run_log": "\n".join(log)}))
+
+    async def fetch(page):
+        step = await env.step(CallToolAction(tool_name="fetch_page", arguments={"page": page}))
+        assert isinstance(step.observation, CallToolObservation) and step.observation.error is None
+        assert step.reward is None and not step.done, step
+        body, is_error = data_of(step.observation)
+        seen.append(json.dumps(body, sort_keys=True))
+        return body, is_error
+
+    args = await serve.oracle_submission(info, fetch)
+    final = await env.step(CallToolAction(tool_name="submit_results", arguments=args))
     answer, is_error = data_of(final.observation)
     assert not is_error, answer
     seen.append(json.dumps({"reward": final.reward, "done": final.done}))

@@ -1,5 +1,7 @@
-"""Starts `benchaudit serve` for an interop check and waits until it answers (shared by the
-Python peer checks; the script's folder is on sys.path when Python runs a script)."""
+"""What the Python peer checks share: starting `benchaudit serve` and waiting until it answers,
+and the oracle's way through an episode (the script's folder is on sys.path when Python runs a
+script)."""
+import json
 import subprocess
 import time
 import urllib.request
@@ -21,3 +23,31 @@ def start_server(binary, port, health_path, seconds=10.0):
             time.sleep(0.05)
     proc.kill()
     raise SystemExit("server did not start")
+
+
+SCHEMA = ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"]
+
+
+async def oracle_submission(info, fetch):
+    """The oracle through any client: every page fetched with `await fetch(page)` -> (body,
+    is_error), faults (429/500 with retry true) retried, records deduplicated by id, totals
+    dropped. Returns submit_results' arguments."""
+    c = info["constraints"]
+    pages = -(-c["total_rows"] // c["page_size"])
+    records, log = {}, []
+    for page in range(1, pages + 1):
+        while True:
+            body, is_error = await fetch(page)
+            if is_error:
+                assert body["retry"] is True and body["status"] in (429, 500), body
+                log.append(f"page={page} status {body['status']} retrying with exponential backoff")
+                continue
+            for row in body["rows"]:
+                if not row.get("is_total"):
+                    records[row["record_id"]] = row
+            log.append(f"page={page} ok")
+            break
+    meta = {"task_id": info["task_id"], "query": info["query"], "row_count": len(records), "schema": SCHEMA,
+            "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"]}
+    return {"data_jsonl": "".join(json.dumps(r) + "\n" for r in records.values()),
+            "metadata_json": json.dumps(meta), "run_log": "\n".join(log)}

@@ -30,6 +30,14 @@ impl Level {
     }
 }
 
+/// `L0`, `l1`, `2`… (a flag's value), or says which levels exist.
+impl std::str::FromStr for Level {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Level, String> {
+        Level::parse(s).ok_or_else(|| format!("unknown level `{s}` (known: L0, L1, L2)"))
+    }
+}
+
 impl std::fmt::Display for Level {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -121,8 +129,19 @@ impl OwnershipMap {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn levels_and_policies_parse_from_flags_or_say_what_exists() {
+        assert_eq!("l2".parse::<Level>(), Ok(Level::L2));
+        assert_eq!("0".parse::<Level>(), Ok(Level::L0));
+        assert!(matches!("L3".parse::<Level>(), Err(e) if e.contains("L0, L1, L2")));
+        assert_eq!(" no-dedup".parse(), Ok(crate::RuleKind::NoDedup));
+        let e = "typo".parse::<crate::RuleKind>().unwrap_err();
+        assert!(e.contains("`typo`") && e.contains("retry-literal"), "{e}");
+    }
 
     #[test]
     fn declared_map_matches_the_spec_table() {

@@ -200,6 +200,17 @@ struct L2State {
     submitting: bool,
 }
 
+/// A policy by name (a flag's value), or says which names exist.
+impl std::str::FromStr for RuleKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RuleKind, String> {
+        RuleKind::parse(s.trim()).ok_or_else(|| {
+            let names: Vec<&str> = RuleKind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown policy `{s}` (known: {})", names.join(", "))
+        })
+    }
+}
+
 impl RulePolicy {
     /// A fresh policy of a kind.
     pub fn new(kind: RuleKind) -> Self {

@@ -47,6 +47,7 @@ pub mod reliability;
 pub mod replay;
 pub mod solvability;
 pub mod target;
+pub mod targets;
 
 pub use card::{Card, Cell, Status};
 pub use checks::Check;
@@ -59,3 +60,4 @@ pub use pipeline::{
 pub use target::{
     DeclaredOwnership, Forged, Owner, ScaffoldVariance, ScorerKind, Target, TargetTask,
 };
+pub use targets::{AuditError, audit_all, resolve_target};

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use benchaudit_comtrade::{TaskSpec, find_task};
 use clap::{Args, Parser, Subcommand};
 
 /// benchaudit: evaluate LLM agents honestly.
@@ -64,8 +65,8 @@ pub struct TasksArgs {
 #[derive(Debug, Args)]
 pub struct TruthArgs {
     /// Task id (see `benchaudit tasks`).
-    #[arg(long)]
-    pub task: String,
+    #[arg(long, value_parser = find_task)]
+    pub task: &'static TaskSpec,
     /// Seed.
     #[arg(long)]
     pub seed: u64,
@@ -75,8 +76,8 @@ pub struct TruthArgs {
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
     /// Task id the submission answers.
-    #[arg(long)]
-    pub task: String,
+    #[arg(long, value_parser = find_task)]
+    pub task: &'static TaskSpec,
     /// Seed of the episode.
     #[arg(long)]
     pub seed: u64,

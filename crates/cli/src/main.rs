@@ -7,7 +7,6 @@ mod args;
 mod cli;
 mod commands;
 mod output;
-mod select;
 
 use std::process::ExitCode;
 
@@ -15,17 +14,10 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 
-/// An error the user caused (bad task id, unreadable input): exit code 2.
-#[derive(Debug)]
+/// An error the user caused (bad task id, unreadable input): exit code 2, its message alone.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// Logs go to stderr (stdout carries data, or the MCP protocol): warnings and errors by
 /// default, more with `RUST_LOG` (e.g. `RUST_LOG=debug`, `RUST_LOG=benchaudit_server=info`).
@@ -41,7 +33,17 @@ fn init_logging() {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A bad flag value is one line, as every other input error (the libraries' parsers
+        // name the values they know); clap's own rendering for everything else.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid value"));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     init_logging();
     let result = match cli.command {
         Command::Tasks(args) => commands::tasks::run(&args),
@@ -66,11 +68,10 @@ fn main() -> ExitCode {
         Err(err) => {
             if err.downcast_ref::<UsageError>().is_some() {
                 eprintln!("error: {err}");
-                ExitCode::from(2)
             } else {
                 eprintln!("error: {err:#}");
-                ExitCode::from(2)
             }
+            ExitCode::from(2)
         }
     }
 }

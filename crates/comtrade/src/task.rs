@@ -306,7 +306,33 @@ pub fn task(task_id: &str) -> Option<&'static TaskSpec> {
     TASKS.iter().find(|t| t.task_id == task_id)
 }
 
+/// Looks a task up by id, or says which ids exist (a flag's value parser).
+///
+/// # Errors
+/// The unknown id and the list of known ones.
+pub fn find_task(task_id: &str) -> Result<&'static TaskSpec, String> {
+    task(task_id.trim()).ok_or_else(|| {
+        let ids: Vec<&str> = TASKS.iter().map(|t| t.task_id).collect();
+        format!("unknown task `{task_id}` (known: {})", ids.join(", "))
+    })
+}
+
+/// `all`, or comma-separated task ids, in the order given.
+///
+/// # Errors
+/// As [`find_task`], for the first unknown id.
+pub fn select_tasks(spec: &str) -> Result<Vec<&'static TaskSpec>, String> {
+    if spec.trim() == "all" {
+        return Ok(TASKS.iter().collect());
+    }
+    (spec.split(',').map(str::trim))
+        .filter(|p| !p.is_empty())
+        .map(find_task)
+        .collect()
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -318,6 +344,16 @@ mod tests {
             assert!(t.page_size > 0 && t.total_rows > 0);
         }
         assert_eq!(task("T6_page_drift").map(|t| t.query.hs), Some("09"));
+        assert_eq!(select_tasks("all").map(|t| t.len()), Ok(11));
+        assert_eq!(
+            select_tasks(" T3_duplicates,T1_single_page").map(|t| t[1].task_id),
+            Ok("T1_single_page")
+        );
+        let e = select_tasks("T1_single_page,nope").unwrap_err();
+        assert!(
+            e.contains("`nope`") && e.contains("T10_constrained_budget"),
+            "{e}"
+        );
         assert_eq!(task("T2_multi_page").map(TaskSpec::total_pages), Some(5));
         assert!(task("T11").is_none());
     }

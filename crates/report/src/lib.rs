@@ -52,6 +52,7 @@ pub mod cost;
 pub mod doc;
 mod error;
 pub mod figures;
+pub mod listing;
 pub mod load;
 pub mod model;
 pub mod order;
@@ -95,6 +96,29 @@ pub struct ReportOutput {
 }
 
 impl ReportOutput {
+    /// What `report --json` prints: where the files are, the guard on both documents, and
+    /// the summary as data.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "out": self.out,
+            "files": self.files,
+            "notes": self.notes,
+            "number_guard": {"report.md": self.guard_markdown, "report.html": self.guard_html},
+            "passed": self.passed(),
+            "summary": self.summary_json,
+        })
+    }
+
+    /// What `report` prints on stdout: the summary, then every file written.
+    pub fn text(&self) -> String {
+        let mut text = self.summary.clone();
+        text.push_str(&format!("wrote {}:\n", self.out.display()));
+        for f in &self.files {
+            text.push_str(&format!("  {f}\n"));
+        }
+        text
+    }
+
     /// Whether both documents passed the number guard.
     ///
     /// Exists as the command's success criterion.

@@ -208,6 +208,42 @@ impl AnalysisSettings {
     }
 }
 
+/// What `benchaudit ab` concludes from a finished run: [`analyse`] on the records of `plan`
+/// (built from `design` and `arms`), then, under a frozen pre-registration, its decision rule
+/// applied to the comparisons with every setting as run ([`crate::prereg::apply`]), which
+/// names each deviation from what was frozen.
+///
+/// # Errors
+/// As [`analyse`] and [`crate::prereg::apply`].
+pub fn conclude(
+    design: &Design,
+    arms: &Arms,
+    plan: &crate::Plan,
+    records: &[EpisodeRecord],
+    settings: &AnalysisSettings,
+    frozen: Option<&crate::prereg::Frozen>,
+) -> Result<AbResult> {
+    let agents = plan.player_names();
+    let mut result = analyse(design, arms, &agents, records, settings)?;
+    if let (Some(frozen), Some(family)) = (frozen, result.comparisons.as_mut()) {
+        let adversary = (arms.options.iter())
+            .find_map(|o| o.stress.map(|s| s.adversary))
+            .unwrap_or_else(benchaudit_comtrade::stress::reference_adversary);
+        let as_run = crate::prereg::AsRun {
+            design,
+            metric: settings.metric,
+            adversary,
+            stats_seed: settings.stats_seed,
+            resamples: settings.resamples,
+            alpha: crate::prereg::RUN_ALPHA,
+            tool_text: plan.tool_text,
+            agents,
+        };
+        result.prereg = Some(crate::prereg::apply(frozen, &as_run, family)?);
+    }
+    Ok(result)
+}
+
 /// Analyses the records of a finished run of `design` (its `arms`) for `agents` under
 /// `settings`. The Holm family is the invocation's comparisons; a pre-registration replaces
 /// it by its own ([`crate::prereg::apply`]).

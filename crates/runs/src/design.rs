@@ -236,6 +236,19 @@ impl Design {
         Ok(())
     }
 
+    /// Refuses a metric this design's episodes do not record: coverage is an L0/L1 outcome.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for coverage at L2.
+    pub fn check_metric(&self, metric: crate::Metric) -> Result<()> {
+        if metric == crate::Metric::Coverage && self.level == Level::L2 {
+            return Err(Error::Invalid(
+                "coverage is an L0/L1 outcome; use --metric f1 or judge at L2".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The quota settings of the A/B pairs: free retries (matched-mean), one quota (quota;
     /// default pages + squeeze, slack 0) or one per swept slack; none for degradation.
     pub fn settings(&self) -> Vec<QuotaSetting> {

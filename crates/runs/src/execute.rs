@@ -38,6 +38,46 @@ pub enum Progress {
     },
 }
 
+impl Progress {
+    /// The lines a command shows when the ledger at `out` is opened ([`Progress::Started`]):
+    /// a discarded torn line, a resume, and the work about to start; none for
+    /// [`Progress::Recorded`].
+    pub fn started_lines(&self, out: &std::path::Path) -> Vec<String> {
+        let Progress::Started {
+            recorded,
+            to_run,
+            retrying,
+            discarded_torn_line,
+        } = *self
+        else {
+            return Vec::new();
+        };
+        let out = out.display();
+        let mut lines = Vec::new();
+        if discarded_torn_line {
+            lines.push(format!(
+                "note: discarded a torn last line of {out}/episodes.jsonl (an interrupted write)"
+            ));
+        }
+        if recorded > 0 || retrying > 0 {
+            let retried = if retrying > 0 {
+                format!(" ({retrying} of them retried after an infra_error)")
+            } else {
+                String::new()
+            };
+            lines.push(format!(
+                "resuming {out}: {recorded} episodes already recorded, {to_run} to run{retried}"
+            ));
+        }
+        if to_run > 0 {
+            lines.push(format!(
+                "running {to_run} episodes into {out} (Ctrl-C stops it; the same command resumes)"
+            ));
+        }
+        lines
+    }
+}
+
 /// What one [`execute`] call did.
 #[derive(Debug, Clone)]
 pub struct Executed {
@@ -190,4 +230,37 @@ fn run_into(
         ran,
         infra_errors,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+
+    #[test]
+    fn a_resume_says_what_is_recorded_retried_and_discarded() {
+        let p = Progress::Started {
+            recorded: 7,
+            to_run: 3,
+            retrying: 2,
+            discarded_torn_line: true,
+        };
+        let lines = p.started_lines(std::path::Path::new("runs/a"));
+        assert_eq!(
+            lines,
+            [
+                "note: discarded a torn last line of runs/a/episodes.jsonl (an interrupted write)",
+                "resuming runs/a: 7 episodes already recorded, 3 to run (2 of them retried after an infra_error)",
+                "running 3 episodes into runs/a (Ctrl-C stops it; the same command resumes)",
+            ]
+        );
+        let fresh = Progress::Started {
+            recorded: 0,
+            to_run: 0,
+            retrying: 0,
+            discarded_torn_line: false,
+        };
+        assert!(fresh.started_lines(std::path::Path::new("x")).is_empty());
+        let tick = Progress::Recorded { done: 1, total: 2 };
+        assert!(tick.started_lines(std::path::Path::new("x")).is_empty());
+    }
 }

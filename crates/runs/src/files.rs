@@ -42,6 +42,12 @@ pub enum FileError {
         /// What it is instead.
         kind: &'static str,
     },
+    /// Where a directory is wanted, something else.
+    #[error("{} is not a directory", path.display())]
+    NotDirectory {
+        /// The path.
+        path: PathBuf,
+    },
     /// Larger than the limit for this kind of input.
     #[error("cannot read {path}: {size} bytes is over the limit of {limit} bytes for this input")]
     TooLarge {
@@ -147,6 +153,31 @@ pub fn read_text_bounded(path: &Path, limit: u64) -> Result<String, FileError> {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
     })
+}
+
+/// A submission directory (`data.jsonl`, `metadata.json`, `run.log`), each file bounded by
+/// [`limits::SUBMISSION`]: a missing file is a missing part of the submission, an unreadable
+/// one an error, and a path that is not a directory says so.
+pub fn read_submission_dir(dir: &Path) -> Result<benchaudit_comtrade::Submission, FileError> {
+    let meta = std::fs::metadata(dir).map_err(|source| FileError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(FileError::NotDirectory {
+            path: dir.to_path_buf(),
+        });
+    }
+    let part = |name: &str| match read_bounded(&dir.join(name), limits::SUBMISSION) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
+    };
+    Ok(benchaudit_comtrade::Submission::from_bytes(
+        part("data.jsonl")?,
+        part("metadata.json")?,
+        part("run.log")?,
+    ))
 }
 
 #[cfg(test)]

@@ -64,7 +64,9 @@ mod seeds;
 pub mod served;
 pub mod shard;
 
-pub use analysis::{AbResult, AgentCurve, AnalysisSettings, Comparison, IntensityCheck, analyse};
+pub use analysis::{
+    AbResult, AgentCurve, AnalysisSettings, Comparison, IntensityCheck, analyse, conclude,
+};
 /// Bootstrap replicates B when none is chosen.
 pub use benchaudit_stats::DEFAULT_RESAMPLES;
 pub use design::{
@@ -79,5 +81,5 @@ pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};
 pub use player::Player;
 pub use runner::{Flow, collect, run_all, run_jobs};
-pub use seeds::{format_seeds, parse_seeds};
+pub use seeds::{SeedSet, format_seeds, parse_seeds};
 pub use shard::{Shard, ShardRun};

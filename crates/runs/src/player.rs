@@ -96,6 +96,31 @@ impl Player {
         self
     }
 
+    /// The LLM players among `players` answered from the episodes of the run ledger at `dir`
+    /// (`records`, each with its message log read from the ledger's transcripts) instead of
+    /// being played; rule players are returned as they are.
+    ///
+    /// # Errors
+    /// [`crate::Error::Corrupt`] for a transcript that cannot be read.
+    pub fn answered_from_ledger(
+        players: Vec<Player>,
+        dir: &std::path::Path,
+        records: Vec<EpisodeRecord>,
+    ) -> crate::Result<Vec<Player>> {
+        let mut recorded = Vec::with_capacity(records.len());
+        for r in records {
+            let log = crate::ledger::recorded_messages(dir, &r.key)?;
+            recorded.push((r, log));
+        }
+        Ok(players
+            .into_iter()
+            .map(|p| match p.model {
+                Some(_) => p.with_recorded(recorded.iter().cloned()),
+                None => p,
+            })
+            .collect())
+    }
+
     /// The recorded episode under `key` and its message log, for a player built
     /// [`with_recorded`](Self::with_recorded).
     pub fn recorded(&self, key: &EpisodeKey) -> Option<&(EpisodeRecord, Option<Value>)> {

@@ -147,6 +147,20 @@ pub struct FrozenAdversary {
     pub fault_status: u16,
 }
 
+impl FrozenAdversary {
+    /// Each parameter by its name in the file, with its value as a reader writes it (what
+    /// `describe` lists and a deviation quotes).
+    fn fields(&self) -> [(&'static str, String); 5] {
+        [
+            ("fault_base", self.fault_base.to_string()),
+            ("fault_scale", self.fault_scale.to_string()),
+            ("corruption_scale", self.corruption_scale.to_string()),
+            ("distractor_at", opt_f64(self.distractor_at)),
+            ("fault_status", self.fault_status.to_string()),
+        ]
+    }
+}
+
 impl From<EscalatingAdversary> for FrozenAdversary {
     fn from(a: EscalatingAdversary) -> Self {
         FrozenAdversary {
@@ -574,31 +588,9 @@ pub fn deviations(e: &Experiment, run: &AsRun<'_>) -> Vec<String> {
         run.tool_text.name().to_string(),
     );
     let (fa, ra) = (e.adversary, FrozenAdversary::from(run.adversary));
-    cmp(
-        "adversary.fault_base",
-        fa.fault_base.to_string(),
-        ra.fault_base.to_string(),
-    );
-    cmp(
-        "adversary.fault_scale",
-        fa.fault_scale.to_string(),
-        ra.fault_scale.to_string(),
-    );
-    cmp(
-        "adversary.corruption_scale",
-        fa.corruption_scale.to_string(),
-        ra.corruption_scale.to_string(),
-    );
-    cmp(
-        "adversary.distractor_at",
-        opt_f64(fa.distractor_at),
-        opt_f64(ra.distractor_at),
-    );
-    cmp(
-        "adversary.fault_status",
-        fa.fault_status.to_string(),
-        ra.fault_status.to_string(),
-    );
+    for ((name, frozen), (_, actual)) in fa.fields().into_iter().zip(ra.fields()) {
+        cmp(&format!("adversary.{name}"), frozen, actual);
+    }
     let s = e.statistics;
     cmp(
         "statistics seed",
@@ -726,16 +718,10 @@ pub fn describe(e: &Experiment) -> String {
         d.submission,
         d.tool_text
     );
-    let a = e.adversary;
-    let _ = writeln!(
-        t,
-        "  adversary: fault_base {}, fault_scale {}, corruption_scale {}, distractor_at {}, fault_status {}",
-        a.fault_base,
-        a.fault_scale,
-        a.corruption_scale,
-        opt_f64(a.distractor_at),
-        a.fault_status
-    );
+    let adversary: Vec<String> = (e.adversary.fields().iter())
+        .map(|(name, value)| format!("{name} {value}"))
+        .collect();
+    let _ = writeln!(t, "  adversary: {}", adversary.join(", "));
     let s = e.statistics;
     let _ = writeln!(
         t,

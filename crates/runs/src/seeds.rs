@@ -4,6 +4,19 @@
 //! One implementation for the command line, pre-registrations and the messages that quote a
 //! seed set, so "0..19" and "0..<20" are the same set everywhere.
 
+/// A seed set parsed from a flag (`"0..9".parse::<SeedSet>()`), sorted and without repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedSet(pub Vec<u64>);
+
+impl std::str::FromStr for SeedSet {
+    type Err = String;
+    fn from_str(spec: &str) -> Result<SeedSet, String> {
+        parse_seeds(spec)
+            .map(SeedSet)
+            .map_err(|why| format!("{why} (write e.g. 0..9, 0+10, '0..<10', 3 or 1,4,7)"))
+    }
+}
+
 /// Most seeds one range may hold.
 pub const MAX_RANGE: u64 = 1_000_000;
 
@@ -93,8 +106,16 @@ pub fn format_seeds(seeds: &[u64]) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seed_set_flag_says_how_to_write_one() {
+        assert_eq!("0..<3".parse(), Ok(SeedSet(vec![0, 1, 2])));
+        let e = "3..1".parse::<SeedSet>().unwrap_err();
+        assert!(e.contains("0+10"), "{e}");
+    }
 
     #[test]
     fn seed_sets_parse_and_print_back() {

@@ -57,6 +57,20 @@ impl Default for BootstrapConfig {
     }
 }
 
+impl BootstrapConfig {
+    /// A configuration from its four settings (how the larger configurations that contain a
+    /// bootstrap hand theirs over).
+    #[must_use]
+    pub const fn of(seed: u64, resamples: usize, level: f64, threads: usize) -> Self {
+        Self {
+            seed,
+            resamples,
+            level,
+            threads,
+        }
+    }
+}
+
 /// A bootstrap percentile interval together with the point estimate and its provenance.
 ///
 /// Exists so a report carries not just `[lo, hi]` but also what produced it (seed, B, level),

@@ -8,9 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bootstrap::{
-    BootstrapCi, BootstrapConfig, DEFAULT_LEVEL, DEFAULT_RESAMPLES, bootstrap_mean_ci,
-};
+use crate::bootstrap::{BootstrapCi, BootstrapConfig, bootstrap_mean_ci};
 use crate::cliffs::cliffs_delta_paired_ci;
 use crate::error::{Result, StatsError, check_values};
 use crate::numeric::sequential_mean;
@@ -41,28 +39,26 @@ pub struct PairedConfig {
 
 impl Default for PairedConfig {
     fn default() -> Self {
+        // The bootstrap part defaults as a bootstrap does.
+        let b = BootstrapConfig::default();
+        let permutation_samples = DEFAULT_PERMUTATION_SAMPLES;
+        let (seed, resamples, level, threads) = (b.seed, b.resamples, b.level, b.threads);
         Self {
-            seed: 0,
-            resamples: DEFAULT_RESAMPLES,
-            level: DEFAULT_LEVEL,
-            threads: 1,
-            permutation_samples: DEFAULT_PERMUTATION_SAMPLES,
+            seed,
+            resamples,
+            level,
+            threads,
+            permutation_samples,
         }
     }
 }
 
 impl PairedConfig {
-    /// The bootstrap part of this configuration.
-    ///
-    /// Exists so both CIs of a comparison are built with identical settings.
+    /// The bootstrap part of this configuration, so both CIs of a comparison are built with
+    /// identical settings.
     #[must_use]
     pub fn bootstrap(&self) -> BootstrapConfig {
-        BootstrapConfig {
-            seed: self.seed,
-            resamples: self.resamples,
-            level: self.level,
-            threads: self.threads,
-        }
+        BootstrapConfig::of(self.seed, self.resamples, self.level, self.threads)
     }
 }
 

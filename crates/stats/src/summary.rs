@@ -6,9 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bootstrap::{
-    BootstrapCi, BootstrapConfig, DEFAULT_LEVEL, DEFAULT_RESAMPLES, bootstrap_mean_ci,
-};
+use crate::bootstrap::{BootstrapCi, BootstrapConfig, bootstrap_mean_ci};
 use crate::error::{Result, StatsError, check_values};
 use crate::numeric::{sequential_mean, sequential_sum, snap, to_index};
 
@@ -121,29 +119,31 @@ pub struct SummaryConfig {
 
 impl Default for SummaryConfig {
     fn default() -> Self {
+        // The bootstrap part defaults as a bootstrap does.
+        let BootstrapConfig {
+            seed,
+            resamples,
+            level,
+            threads,
+        } = BootstrapConfig::default();
+        let taus = DEFAULT_TAUS.to_vec();
         Self {
             alpha: DEFAULT_ALPHA,
-            taus: DEFAULT_TAUS.to_vec(),
-            seed: 0,
-            resamples: DEFAULT_RESAMPLES,
-            level: DEFAULT_LEVEL,
-            threads: 1,
+            taus,
+            seed,
+            resamples,
+            level,
+            threads,
         }
     }
 }
 
 impl SummaryConfig {
-    /// The bootstrap part of this configuration.
-    ///
-    /// Exists so the summary and any stand-alone CI use identical settings.
+    /// The bootstrap part of this configuration, so the summary and any stand-alone CI use
+    /// identical settings.
     #[must_use]
     pub fn bootstrap(&self) -> BootstrapConfig {
-        BootstrapConfig {
-            seed: self.seed,
-            resamples: self.resamples,
-            level: self.level,
-            threads: self.threads,
-        }
+        BootstrapConfig::of(self.seed, self.resamples, self.level, self.threads)
     }
 }
 

@@ -235,6 +235,48 @@ pub fn check_html(html: &str, against: &Value) -> GuardReport {
     check_text(&html_to_text(html), against, false)
 }
 
+/// Why [`check_files`] could not check.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardInputError {
+    /// A file could not be read within [`benchaudit_runs::files::limits::GUARD`].
+    #[error(transparent)]
+    File(#[from] benchaudit_runs::files::FileError),
+    /// The source document is not JSON.
+    #[error("{} is not JSON: {why}", path.display())]
+    NotJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's message.
+        why: serde_json::Error,
+    },
+}
+
+/// Checks the prose file `file` against the JSON file `against`, both bounded in size; a
+/// `.html`/`.htm` file is checked on its rendered text ([`check_html`]), anything else as
+/// Markdown or text ([`check`]).
+///
+/// # Errors
+/// [`GuardInputError`] naming the file that cannot be read or parsed.
+pub fn check_files(
+    file: &std::path::Path,
+    against: &std::path::Path,
+) -> Result<GuardReport, GuardInputError> {
+    use benchaudit_runs::files::{limits, read_bounded, read_text_bounded};
+    let bytes = read_bounded(against, limits::GUARD)?;
+    let json: Value = serde_json::from_slice(&bytes).map_err(|why| GuardInputError::NotJson {
+        path: against.to_path_buf(),
+        why,
+    })?;
+    let text = read_text_bounded(file, limits::GUARD)?;
+    let html = (file.extension())
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    Ok(if html {
+        check_html(&text, &json)
+    } else {
+        check(&text, &json)
+    })
+}
+
 /// Every number the guard would check in Markdown or plain text, in order.
 ///
 /// Exists so a writer can see what the guard reads (and tests can pin it); list markers are

@@ -5,28 +5,26 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use benchaudit_agents::Level;
-use benchaudit_comtrade::EpisodeOptions;
-use benchaudit_runs::prereg::{self, AsRun};
-use benchaudit_runs::{AnalysisSettings, Design, Metric, Player, analyse, write_atomic};
+use benchaudit_agents::{Level, RuleKind};
+use benchaudit_comtrade::{EpisodeOptions, TaskSpec, find_task};
+use benchaudit_runs::prereg;
+use benchaudit_runs::{AnalysisSettings, Design, Metric, Player, SeedSet, conclude, write_atomic};
 use clap::Args;
 
-use crate::UsageError;
 use crate::args::{DesignArg, InterfaceArg, JobsArg, MetricArg, SubmissionArg, ToolTextArg};
 use crate::commands::run::{incomplete_exit, run_with_progress, shard_note};
 use crate::output::{print, print_json};
-use crate::select;
 
 /// `benchaudit ab`
 #[derive(Debug, Args)]
 pub struct AbArgs {
     /// Rule policies, comma-separated.
-    #[arg(long)]
-    pub policy: Option<String>,
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub policy: Vec<RuleKind>,
     /// Scaffolding level: L1 = the model decides retry or skip on faults (the harness does the
     /// rest), L2 = the model owns every decision and drives the tools itself.
     #[arg(long, default_value = "L1")]
-    pub level: String,
+    pub level: Level,
     /// Design.
     #[arg(long, value_enum, default_value = "matched-mean")]
     pub design: DesignArg,
@@ -42,16 +40,16 @@ pub struct AbArgs {
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub slack_sweep: Vec<u32>,
     /// Substrate task.
-    #[arg(long, default_value = "T9_clean_ab")]
-    pub task: String,
+    #[arg(long, default_value = "T9_clean_ab", value_parser = find_task)]
+    pub task: &'static TaskSpec,
     /// Seeds (pairs share a seed): `0..19` (inclusive), `0+20`, `0..<20`, `3`, or a
     /// comma-separated mix.
     #[arg(long, default_value = "0..19")]
-    pub seeds: String,
+    pub seeds: SeedSet,
     /// The declared calibration seeds: the constant arm's level is the escalating arm's
     /// realised mean over these (always-retry simulation), whatever --seeds is.
     #[arg(long, default_value = benchaudit_runs::DEFAULT_CALIBRATION)]
-    pub calibration_seeds: String,
+    pub calibration_seeds: SeedSet,
     /// Outcome metric (default: coverage at L0/L1, F1 at L2).
     #[arg(long, value_enum)]
     pub metric: Option<MetricArg>,
@@ -64,7 +62,7 @@ pub struct AbArgs {
     #[arg(long, default_value_t = 0)]
     pub stats_seed: u64,
     /// Bootstrap replicates B.
-    #[arg(long, default_value_t = benchaudit_runs::DEFAULT_RESAMPLES, value_parser = crate::commands::report::parse_resamples)]
+    #[arg(long, default_value_t = benchaudit_runs::DEFAULT_RESAMPLES, value_parser = benchaudit_report::compute::parse_resamples)]
     pub resamples: usize,
     /// A frozen pre-registration (`benchaudit prereg freeze`) whose decision rule to apply.
     #[arg(long)]
@@ -92,15 +90,13 @@ pub struct AbArgs {
 
 /// Runs the subcommand.
 pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
-    let task = crate::commands::resolve_task(&args.task)?;
-    let level = Level::parse(&args.level)
-        .ok_or_else(|| UsageError(format!("unknown level `{}`", args.level)))?;
+    let level = args.level;
     let design = Design {
         kind: args.design.into(),
-        task,
+        task: args.task,
         level,
-        seeds: Vec::new(),
-        calibration: select::seeds_for("--calibration-seeds", &args.calibration_seeds)?,
+        seeds: args.seeds.0.clone(),
+        calibration: args.calibration_seeds.0.clone(),
         quota: args.quota,
         squeeze: args.squeeze,
         slack_sweep: args.slack_sweep.clone(),
@@ -111,26 +107,11 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         },
     };
     design.validate()?;
-    let Some(policy_spec) = args.policy.as_deref() else {
-        return Err(UsageError("give --policy NAME[,NAME..]".into()).into());
-    };
-    let players: Vec<Player> = select::rule_policies(policy_spec)?
-        .into_iter()
-        .map(Player::rule)
-        .collect();
-    let design = Design {
-        seeds: select::seeds(&args.seeds)?,
-        ..design
-    };
+    let players: Vec<Player> = args.policy.iter().copied().map(Player::rule).collect();
     let metric = args
         .metric
         .map_or(Metric::default_for_levels(&[level]), Metric::from);
-    if metric == Metric::Coverage && level == Level::L2 {
-        return Err(UsageError(
-            "coverage is an L0/L1 outcome; use --metric f1 or judge at L2".into(),
-        )
-        .into());
-    }
+    design.check_metric(metric)?;
     let frozen = args
         .prereg
         .as_deref()
@@ -150,31 +131,13 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(incomplete_exit(&executed, &args.out));
     }
-    let names = plan.player_names();
     let settings = AnalysisSettings {
         metric,
         stats_seed: args.stats_seed,
         resamples: args.resamples,
     };
-    let mut result = analyse(&design, &arms, &names, &executed.records, &settings)?;
-    if let (Some(frozen), Some(family)) = (&frozen, result.comparisons.as_mut()) {
-        let adversary = arms
-            .options
-            .iter()
-            .find_map(|o| o.stress.map(|s| s.adversary))
-            .unwrap_or_else(benchaudit_comtrade::stress::reference_adversary);
-        let as_run = AsRun {
-            design: &design,
-            metric,
-            adversary,
-            stats_seed: args.stats_seed,
-            resamples: args.resamples,
-            alpha: prereg::RUN_ALPHA,
-            tool_text: plan.tool_text,
-            agents: names,
-        };
-        result.prereg = Some(prereg::apply(frozen, &as_run, family)?);
-    }
+    let records = &executed.records;
+    let result = conclude(&design, &arms, &plan, records, &settings, frozen.as_ref())?;
     let json = serde_json::to_value(&result)?;
     write_atomic(
         &args.out.join("ab.json"),

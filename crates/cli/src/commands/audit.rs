@@ -6,12 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use benchaudit_audit::external::{ExternalTarget, ProbeFamily};
-use benchaudit_audit::{
-    AuditConfig, AuditReport, CallsTargetAudit, ComtradeTarget, Configuration, Resolution,
-    audit_comtrade, audit_external, calls,
-};
-use benchaudit_runs::Shard;
+use benchaudit_audit::targets::check_seeds;
+use benchaudit_audit::{AuditConfig, AuditError, audit_all, resolve_target};
+use benchaudit_runs::{Player, SeedSet, Shard};
 use clap::Args;
 
 use crate::UsageError;
@@ -28,7 +25,7 @@ pub struct AuditArgs {
     /// Seeds of every cell: `0..4` (inclusive), `0+5` (five seeds from 0), `0..<5`, `3`, or a
     /// comma-separated mix; at most 1 000 seeds.
     #[arg(long, default_value = "0..4")]
-    pub seeds: String,
+    pub seeds: SeedSet,
     #[command(flatten)]
     pub jobs: JobsArg,
     /// External target manifests (TOML) to audit as well, comma-separated or repeated; a bare
@@ -57,9 +54,6 @@ pub struct AuditArgs {
     pub models: ModelArgs,
 }
 
-/// Most seeds per cell the audit accepts (each seed is one episode of every cell).
-const MAX_SEEDS: usize = 1000;
-
 /// Runs the subcommand.
 pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
@@ -68,19 +62,15 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         benchaudit_runs::outdir::claim(&args.out, benchaudit_runs::outdir::DirKind::Audit)
             .map_err(UsageError)?;
     }
-    let seeds = crate::select::seeds(&args.seeds)?;
-    if seeds.len() > MAX_SEEDS {
-        return Err(UsageError(format!(
-            "--seeds `{}` holds {} seeds; the audit takes at most {MAX_SEEDS}",
-            args.seeds,
-            seeds.len()
-        ))
-        .into());
-    }
     let mut config = AuditConfig::key_free(0, args.jobs.get());
-    config.seeds = seeds;
+    config.seeds = args.seeds.0.clone();
+    check_seeds(&config.seeds).map_err(|e| UsageError(format!("--seeds: {e}")))?;
+    let cwd = std::env::current_dir()?;
+    let targets = (args.targets.iter())
+        .map(|t| resolve_target(t, &cwd).map_err(|e| UsageError(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
     config.players.extend(args.models.players()?);
-    let mut model_infra_errors = None;
+    let mut model_run = None;
     if let Some(ledger) = &args.ledger {
         // The models' episodes go through a run ledger: played (or the shard's share of them)
         // and recorded, or read back where recorded; the audit then reads them from there.
@@ -95,73 +85,17 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             );
             return Ok(incomplete_exit(&executed, ledger));
         }
-        // Each with its provider exchange, which the replay stage replays.
-        let mut recorded = Vec::with_capacity(executed.records.len());
-        for r in std::mem::take(&mut executed.records) {
-            let log = benchaudit_runs::ledger::recorded_messages(ledger, &r.key)?;
-            recorded.push((r, log));
-        }
-        model_infra_errors = Some(executed);
-        config.players = config
-            .players
-            .into_iter()
-            .map(|p| match p.model_config() {
-                Some(_) => p.with_recorded(recorded.iter().cloned()),
-                None => p,
-            })
-            .collect();
+        let records = std::mem::take(&mut executed.records);
+        config.players = Player::answered_from_ledger(config.players, ledger, records)?;
+        model_run = Some((executed, ledger));
     }
-    let targets = [
-        ComtradeTarget::new(Configuration::AsShipped),
-        ComtradeTarget::new(Configuration::Repaired),
-    ];
-    let comtrade =
-        audit_comtrade(&config, &targets).map_err(|e| anyhow::anyhow!("audit failed: {e}"))?;
-    let mut resolutions: Vec<Resolution> = targets.iter().map(|t| Resolution::of(t)).collect();
-    let mut external = Vec::new();
-    let mut calls_audits = Vec::new();
-    for arg in &args.targets {
-        let path = resolve_target(arg)?;
-        let target = ExternalTarget::load(&path).map_err(UsageError)?;
-        resolutions.push(Resolution::of(&target));
-        if target.probes() == ProbeFamily::Calls {
-            let config = target.calls_config(args.calls_sample).ok_or_else(|| {
-                UsageError(format!(
-                    "{}: probes = \"calls\" needs a [calls] table",
-                    path.display()
-                ))
-            })?;
-            let slug = path
-                .parent()
-                .and_then(|p| p.file_name())
-                .map_or("calls".into(), |n| n.to_string_lossy().to_lowercase());
-            let name = benchaudit_audit::Target::name(&target);
-            calls_audits.push(CallsTargetAudit {
-                slug,
-                audit: calls::audit(&name, &target, &config),
-            });
-            continue;
-        }
-        external.push(
-            audit_external(&target, 0)
-                .map_err(|e| anyhow::anyhow!("auditing {}: {e}", path.display()))?,
-        );
-    }
-    let report = AuditReport {
-        suite: *targets[0].suite(),
-        comtrade,
-        resolutions,
-        external,
-        calls: calls_audits,
+    let report = match audit_all(&config, &targets, args.calls_sample) {
+        Err(e @ AuditError::Target(_)) => return Err(UsageError(e.to_string()).into()),
+        other => other?,
     };
     let written = benchaudit_report::card::write_audit(&report, &args.out)?;
-
-    let summary = benchaudit_report::text::AuditSummary::of(
-        &report,
-        &written,
-        &args.out,
-        started.elapsed().as_secs_f64(),
-    );
+    let elapsed = started.elapsed().as_secs_f64();
+    let summary = benchaudit_report::text::AuditSummary::of(&report, &written, &args.out, elapsed);
     if args.json {
         print_json(&summary)?;
     } else {
@@ -172,35 +106,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     }
     // Model episodes that ended in infra_error are in the card as such; the ledger retries
     // them when the same command runs again.
-    Ok(match (&model_infra_errors, &args.ledger) {
-        (Some(executed), Some(ledger)) => incomplete_exit(executed, ledger),
-        _ => ExitCode::SUCCESS,
-    })
-}
-
-/// A manifest path, or a bare target name (`bfcl`) looked up as `targets/NAME/target.toml` in
-/// the current folder and its parents.
-fn resolve_target(arg: &std::path::Path) -> anyhow::Result<PathBuf> {
-    let bare = arg.components().count() == 1 && arg.extension().is_none();
-    if !bare || arg.exists() {
-        return Ok(arg.to_path_buf());
-    }
-    let rel = std::path::Path::new("targets")
-        .join(arg)
-        .join("target.toml");
-    let cwd =
-        std::env::current_dir().map_err(|e| anyhow::anyhow!("reading the current folder: {e}"))?;
-    for dir in cwd.ancestors() {
-        let candidate = dir.join(&rel);
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
-    }
-    Err(UsageError(format!(
-        "no target `{}`: {} is not in {} or a parent folder",
-        arg.display(),
-        rel.display(),
-        cwd.display()
-    ))
-    .into())
+    Ok(model_run.map_or(ExitCode::SUCCESS, |(executed, ledger)| {
+        incomplete_exit(&executed, ledger)
+    }))
 }

@@ -32,24 +32,8 @@ pub struct ExportArgs {
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let InteropFormat::Inspect = args.format;
     let logs = benchaudit_interop::inspect::export_run(&args.run_dir, &args.out)?;
-    let mut text = format!("wrote {} Inspect log(s):\n", logs.len());
-    for l in &logs {
-        text.push_str(&format!(
-            "  {}  ({} {}{}, {} samples)\n",
-            l.path.display(),
-            l.policy,
-            l.level,
-            l.arm
-                .as_deref()
-                .map(|a| format!(" [{a}]"))
-                .unwrap_or_default(),
-            l.samples
-        ));
-    }
-    text.push_str(&format!(
-        "browse them with: inspect view --log-dir {}\n",
-        args.out.display()
-    ));
-    print(&text)?;
+    print(&benchaudit_interop::inspect::export_summary(
+        &logs, &args.out,
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

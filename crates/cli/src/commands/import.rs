@@ -39,29 +39,6 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
             score: args.score.clone(),
         },
     )?;
-    let mut text = format!(
-        "{}: {} episode(s) appended, {} already there ({} restored from benchaudit exports; {} errored, {} unscored)\n",
-        done.out.display(),
-        done.appended,
-        done.skipped,
-        done.restored,
-        done.errors,
-        done.unscored
-    );
-    for (path, score) in &done.logs {
-        if let Some(score) = score {
-            text.push_str(&format!("  {}: reward = score `{score}`\n", path.display()));
-        }
-    }
-    let metric = if done.restored == done.appended + done.skipped {
-        "f1"
-    } else {
-        "reward"
-    };
-    text.push_str(&format!(
-        "report it with: benchaudit report {} --metric {metric}\n",
-        done.out.display()
-    ));
-    print(&text)?;
+    print(&done.summary())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,18 +3,17 @@
 
 use std::process::ExitCode;
 
-use benchaudit_comtrade::EpisodeOptions;
+use benchaudit_comtrade::{EpisodeOptions, TaskSpec, find_task};
 use clap::Args;
 
 use crate::args::{InterfaceArg, RewardArg, SubmissionArg};
-use crate::commands::resolve_task;
 
 /// `benchaudit mcp`
 #[derive(Debug, Args)]
 pub struct McpArgs {
     /// Task id.
-    #[arg(long)]
-    pub task: String,
+    #[arg(long, value_parser = find_task)]
+    pub task: &'static TaskSpec,
     /// Seed (0..=18446744073709551615).
     #[arg(long)]
     pub seed: u64,
@@ -43,7 +42,7 @@ pub struct McpArgs {
 
 /// Runs the subcommand.
 pub fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
-    let task = resolve_task(&args.task)?;
+    let task = args.task;
     let options = EpisodeOptions {
         interface: args.interface.into(),
         submission: args.submission.into(),

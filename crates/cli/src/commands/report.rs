@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use benchaudit_report::compute::{parse_alpha, parse_resamples, parse_tau};
 use benchaudit_report::cost::PriceTable;
 use benchaudit_report::{
     Options, default_metric, load_run, write_loaded_compare, write_loaded_report,
@@ -15,9 +16,6 @@ use benchaudit_report::{
 use crate::UsageError;
 use crate::args::MetricArg;
 use crate::output::{print, print_json};
-
-/// Largest bootstrap B accepted on the command line (each row resamples B times).
-const MAX_RESAMPLES: usize = 1_000_000;
 
 /// `benchaudit report`
 #[derive(Debug, Args)]
@@ -62,51 +60,15 @@ pub struct ReportArgs {
     pub json: bool,
 }
 
-fn parse_alpha(s: &str) -> Result<f64, String> {
-    let a: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
-    if a > 0.0 && a <= 1.0 {
-        Ok(a)
-    } else {
-        Err(format!("α must be in (0, 1], got {s}"))
-    }
-}
-
-fn parse_tau(s: &str) -> Result<f64, String> {
-    let t: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
-    if t.is_finite() {
-        Ok(t)
-    } else {
-        Err(format!("τ must be finite, got {s}"))
-    }
-}
-
-pub fn parse_resamples(s: &str) -> Result<usize, String> {
-    let b: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))?;
-    if (1..=MAX_RESAMPLES).contains(&b) {
-        Ok(b)
-    } else {
-        Err(format!("B must be in 1..={MAX_RESAMPLES}, got {s}"))
-    }
-}
-
 /// Runs the subcommand: 0 when the report is written and passes the number guard, 1 when
 /// the guard rejects a number, 2 for bad input.
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if args.tau.is_empty() {
         return Err(UsageError("give at least one --tau threshold".into()).into());
     }
-    let runs = match (&args.run_dir, args.compare.as_deref()) {
-        (_, Some([a, b])) => vec![load_run(a)?, load_run(b)?],
-        (Some(dir), None) => vec![load_run(dir)?],
+    let (runs, default_out) = match (&args.run_dir, args.compare.as_deref()) {
+        (_, Some([a, b])) => (vec![load_run(a)?, load_run(b)?], b.join("compare-report")),
+        (Some(dir), None) => (vec![load_run(dir)?], dir.join("report")),
         _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
     };
     let metric = args.metric.map_or_else(
@@ -122,47 +84,24 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         pass_threshold: args.pass_threshold,
         prices: PriceTable::load(args.prices.as_deref())?,
     };
-    let written = match (runs.as_slice(), args.compare.as_deref(), &args.run_dir) {
-        ([a, b], Some([_, b_dir]), _) => {
-            let out = args
-                .out
-                .clone()
-                .unwrap_or_else(|| b_dir.join("compare-report").join(metric.flag()));
-            write_loaded_compare(a, b, &out, &opts)?
-        }
-        ([run], None, Some(dir)) => {
-            let out = args
-                .out
-                .clone()
-                .unwrap_or_else(|| dir.join("report").join(metric.flag()));
-            write_loaded_report(run, &out, &opts)?
-        }
-        _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
+    let out = (args.out.clone()).unwrap_or_else(|| default_out.join(metric.flag()));
+    let written = match runs.as_slice() {
+        [a, b] => write_loaded_compare(a, b, &out, &opts)?,
+        [run, ..] => write_loaded_report(run, &out, &opts)?,
+        [] => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
     };
     for note in &written.notes {
         eprintln!("note: {note}");
     }
     if args.json {
-        print_json(&serde_json::json!({
-            "out": written.out,
-            "files": written.files,
-            "notes": written.notes,
-            "number_guard": {"report.md": written.guard_markdown, "report.html": written.guard_html},
-            "passed": written.passed(),
-            "summary": written.summary_json,
-        }))?;
+        print_json(&written.json())?;
         return Ok(if written.passed() {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(1)
         });
     }
-    let mut text = written.summary.clone();
-    text.push_str(&format!("wrote {}:\n", written.out.display()));
-    for f in &written.files {
-        text.push_str(&format!("  {f}\n"));
-    }
-    print(&text)?;
+    print(&written.text())?;
     if written.passed() {
         eprintln!("{}", written.guard_markdown);
         Ok(ExitCode::SUCCESS)

@@ -4,36 +4,38 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use benchaudit_agents::RunOptions;
 use benchaudit_agents::llm::{AgentOptions, ModelOverrides, build_agents, preflight_agents};
+use benchaudit_agents::{Level, RuleKind, RunOptions};
 use benchaudit_comtrade::EpisodeOptions;
-use benchaudit_runs::{Executed, Plan, Player, Progress, Shard, ShardRun, execute, execute_shard};
+use benchaudit_runs::{
+    Executed, Plan, Player, Progress, SeedSet, Shard, ShardRun, execute, execute_shard,
+};
 use clap::Args;
 use serde_json::Value;
 
 use crate::UsageError;
 use crate::args::{InterfaceArg, JobsArg, RewardArg, SubmissionArg, ToolTextArg};
+use crate::args::{Tasks, select_tasks};
 use crate::output::{print, print_json};
-use crate::select;
 
 /// `benchaudit run`
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Rule policies, comma-separated (`benchaudit policies` lists them with what each does).
-    #[arg(long)]
-    pub policy: Option<String>,
+    #[arg(long, value_delimiter = ',')]
+    pub policy: Vec<RuleKind>,
     /// Scaffolding levels, comma-separated: L0 = the harness owns every decision (the model
     /// fills templated slots), L1 = the model decides retry or skip on faults, L2 = the model
     /// owns every decision and drives the tools itself.
-    #[arg(long, default_value = "L2")]
-    pub level: String,
+    #[arg(long, default_value = "L2", value_delimiter = ',')]
+    pub level: Vec<Level>,
     /// `all` or task ids, comma-separated (`benchaudit tasks` lists them).
-    #[arg(long = "task", visible_alias = "tasks", default_value = "all")]
-    pub tasks: String,
+    #[arg(long = "task", visible_alias = "tasks", default_value = "all", value_parser = select_tasks)]
+    pub tasks: Tasks,
     /// Seeds: `0..9` (inclusive), `0+10` (ten seeds from 0), `0..<10`, `3`, or a
     /// comma-separated mix.
     #[arg(long, default_value = "0..9")]
-    pub seeds: String,
+    pub seeds: SeedSet,
     /// Run directory (created; re-running the same command resumes it).
     #[arg(long)]
     pub out: PathBuf,
@@ -65,7 +67,7 @@ pub struct RunArgs {
 }
 
 /// The flags that put LLMs in a run (shared by `run` and `audit`).
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args)]
 pub struct ModelArgs {
     /// LLMs as PROVIDER:NAME, comma-separated or repeated. Providers: openai, anthropic (its
     /// OpenAI-compatible endpoint), together — keys from OPENAI_API_KEY, ANTHROPIC_API_KEY,
@@ -81,7 +83,7 @@ pub struct ModelArgs {
     #[arg(long)]
     pub api_key_env: Option<String>,
     /// Model requests per minute per endpoint and key, shared by every model and --jobs worker.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub rpm: Option<u32>,
     /// Per-episode output-token budget of models (default 6000; 12000 for reasoning-class).
     #[arg(long)]
@@ -95,7 +97,7 @@ pub struct ModelArgs {
     pub text_protocol: bool,
     /// Seconds before a model request times out (a timeout is retried like any provider fault;
     /// loopback servers get at least 300 s plus 0.5 s per requested output token).
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub request_timeout: u64,
     /// Send `tool_choice` with the tools (e.g. `auto`; llama-cpp-python's server needs it, vLLM
     /// rejects `auto` unless started with --enable-auto-tool-choice).
@@ -113,11 +115,11 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
-    /// The `--model` players. Fails before any episode runs on a bad model name, an unknown
-    /// provider without --base-url, or a missing key variable.
+    /// The `--model` players. Fails before any episode runs on a model flag without --model,
+    /// a bad model name, an unknown provider without --base-url, or a missing key variable.
     pub fn players(&self) -> Result<Vec<Player>, UsageError> {
         if self.model.is_empty() {
-            let stray = [
+            let given = [
                 ("--base-url", self.base_url.is_some()),
                 ("--api-key-env", self.api_key_env.is_some()),
                 ("--rpm", self.rpm.is_some()),
@@ -127,17 +129,11 @@ impl ModelArgs {
                 ("--tool-choice", self.tool_choice.is_some()),
                 ("--lenient-tool-calls", self.lenient_tool_calls),
             ];
-            return match stray.iter().find(|(_, given)| *given) {
-                Some((flag, _)) => Err(UsageError(format!(
-                    "{flag} applies to models: give --model PROVIDER:NAME"
-                ))),
-                None => Ok(Vec::new()),
-            };
-        }
-        if self.rpm == Some(0) || self.request_timeout == 0 {
-            return Err(UsageError(
-                "--rpm and --request-timeout must be at least 1".into(),
-            ));
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                let why = format!("{flag} applies to models: give --model PROVIDER:NAME");
+                return Err(UsageError(why));
+            }
+            return Ok(Vec::new());
         }
         let options = AgentOptions {
             overrides: ModelOverrides {
@@ -165,24 +161,16 @@ impl ModelArgs {
 
 /// Runs the subcommand.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    if args.policy.is_none() && args.models.model.is_empty() {
+    if args.policy.is_empty() && args.models.model.is_empty() {
         return Err(UsageError(
             "give --policy NAME[,NAME..] and/or --model PROVIDER:NAME[,..]".into(),
         )
         .into());
     }
-    let mut players: Vec<Player> = match args.policy.as_deref() {
-        Some(spec) => select::rule_policies(spec)?
-            .into_iter()
-            .map(Player::rule)
-            .collect(),
-        None => Vec::new(),
-    };
+    let mut players: Vec<Player> = args.policy.iter().copied().map(Player::rule).collect();
     players.extend(args.models.players()?);
-    let levels = select::levels(&args.level)?;
-    let tasks = select::task_list(&args.tasks)?;
-    let seeds = select::seeds(&args.seeds)?;
-    let plan = Plan::new(players, levels, tasks, seeds)
+    let (levels, tasks) = (args.level.clone(), args.tasks.0.clone());
+    let plan = Plan::new(players, levels, tasks, args.seeds.0.clone())
         .with_options(RunOptions {
             episode: EpisodeOptions {
                 interface: args.interface.into(),
@@ -253,37 +241,11 @@ pub fn run_with_progress(
     let start = std::time::Instant::now();
     let mut last_line = start;
     let mut on_progress = |p: Progress| match p {
-        Progress::Started {
-            recorded,
-            to_run,
-            retrying,
-            discarded_torn_line,
-        } => {
-            if discarded_torn_line {
-                eprintln!(
-                    "note: discarded a torn last line of {}/episodes.jsonl (an interrupted write)",
-                    out.display()
-                );
+        Progress::Started { to_run, .. } => {
+            for line in p.started_lines(out) {
+                eprintln!("{line}");
             }
-            if recorded > 0 || retrying > 0 {
-                eprintln!(
-                    "resuming {}: {recorded} episodes already recorded, {to_run} to run{}",
-                    out.display(),
-                    if retrying > 0 {
-                        format!(" ({retrying} of them retried after an infra_error)")
-                    } else {
-                        String::new()
-                    }
-                );
-            }
-            if to_run == 0 {
-                return;
-            }
-            eprintln!(
-                "running {to_run} episodes into {} (Ctrl-C stops it; the same command resumes)",
-                out.display()
-            );
-            if tty {
+            if tty && to_run > 0 {
                 let b = indicatif::ProgressBar::with_draw_target(
                     Some(to_run as u64),
                     indicatif::ProgressDrawTarget::stderr(),

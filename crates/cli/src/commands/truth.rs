@@ -5,12 +5,11 @@ use std::process::ExitCode;
 use benchaudit_comtrade::{Generator, Row, record::write_jsonl};
 
 use crate::cli::TruthArgs;
-use crate::commands::resolve_task;
 use crate::output::print;
 
 /// Runs the subcommand.
 pub fn run(args: &TruthArgs) -> anyhow::Result<ExitCode> {
-    let task = resolve_task(&args.task)?;
+    let task = args.task;
     let rows: Vec<Row> = Generator::new(task, args.seed)
         .truth()
         .map(Row::Record)

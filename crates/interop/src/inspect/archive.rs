@@ -1,6 +1,7 @@
 //! The `.eval` zip archive: written with deflate in a fixed member order and fixed member
 //! times (the same run exports to the same bytes), read member by member under size limits.
 
+use benchaudit_runs::Error as RunsError;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -28,7 +29,7 @@ impl Writer {
     pub fn create(path: &Path) -> Result<Writer> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let tmp = tempfile::NamedTempFile::new_in(dir)
-            .map_err(Error::io(format!("writing into {}", dir.display())))?;
+            .map_err(RunsError::io(format!("writing into {}", dir.display())))?;
         Ok(Writer {
             zip: ZipWriter::new(tmp),
             path: path.to_path_buf(),
@@ -37,7 +38,7 @@ impl Writer {
 
     /// Adds `name` holding `value` as JSON.
     pub fn json<T: Serialize>(&mut self, name: &str, value: &T) -> Result<()> {
-        let bytes = serde_json::to_vec(value).map_err(Error::json(format!(
+        let bytes = serde_json::to_vec(value).map_err(RunsError::json(format!(
             "serialising {name} of {}",
             self.path.display()
         )))?;
@@ -48,7 +49,9 @@ impl Writer {
         self.zip
             .start_file(name, options)
             .map_err(Error::zip(context()))?;
-        self.zip.write_all(&bytes).map_err(Error::io(context()))?;
+        self.zip
+            .write_all(&bytes)
+            .map_err(RunsError::io(context()))?;
         Ok(())
     }
 
@@ -61,7 +64,7 @@ impl Writer {
             .map_err(Error::zip(format!("finishing {}", path.display())))?;
         tmp.as_file()
             .sync_all()
-            .map_err(Error::io(format!("syncing {}", path.display())))?;
+            .map_err(RunsError::io(format!("syncing {}", path.display())))?;
         // A temporary file is private (0600); a log is as readable as any file written here.
         #[cfg(unix)]
         {
@@ -71,7 +74,7 @@ impl Writer {
                 .set_permissions(std::fs::Permissions::from_mode(0o644));
         }
         tmp.persist(&path)
-            .map_err(|e| Error::io(format!("writing {}", path.display()))(e.error))?;
+            .map_err(|e| RunsError::io(format!("writing {}", path.display()))(e.error))?;
         Ok(())
     }
 }
@@ -139,16 +142,14 @@ impl Reader {
         member
             .take(MAX_MEMBER_BYTES + 1)
             .read_to_end(&mut bytes)
-            .map_err(Error::io(context()))?;
+            .map_err(RunsError::io(context()))?;
         if bytes.len() as u64 > MAX_MEMBER_BYTES {
             return Err(Error::Invalid(format!(
                 "{name} of {} inflates past {MAX_MEMBER_BYTES} bytes",
                 self.path.display()
             )));
         }
-        serde_json::from_slice(&bytes).map_err(Error::json(format!(
-            "{name} of {} is not JSON",
-            self.path.display()
-        )))
+        let context = format!("{name} of {} is not JSON", self.path.display());
+        Ok(serde_json::from_slice(&bytes).map_err(RunsError::json(context))?)
     }
 }

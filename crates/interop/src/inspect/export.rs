@@ -1,5 +1,6 @@
 //! A run ledger to Inspect `.eval` logs, one per condition.
 
+use benchaudit_runs::Error as RunsError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -27,6 +28,30 @@ pub struct ExportedLog {
     pub options_hash: String,
     /// Samples (episodes) in the log: tasks × seeds present.
     pub samples: usize,
+}
+
+/// What `benchaudit export` prints: each log written, and how to browse them.
+pub fn export_summary(logs: &[ExportedLog], out: &std::path::Path) -> String {
+    let mut text = format!("wrote {} Inspect log(s):\n", logs.len());
+    for l in logs {
+        let arm = l
+            .arm
+            .as_deref()
+            .map(|a| format!(" [{a}]"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "  {}  ({} {}{arm}, {} samples)\n",
+            l.path.display(),
+            l.policy,
+            l.level,
+            l.samples
+        ));
+    }
+    text.push_str(&format!(
+        "browse them with: inspect view --log-dir {}\n",
+        out.display()
+    ));
+    text
 }
 
 /// (policy, level, arm, options hash): one condition, one log.
@@ -75,7 +100,7 @@ pub fn export_run(run_dir: &Path, out: &Path) -> Result<Vec<ExportedLog>> {
             .or_default()
             .push(r);
     }
-    std::fs::create_dir_all(out).map_err(Error::io(format!("creating {}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(RunsError::io(format!("creating {}", out.display())))?;
     let mut written = Vec::new();
     for (condition, mut group) in groups {
         group.sort_by(|a, b| (&a.key.task_id, a.key.seed).cmp(&(&b.key.task_id, b.key.seed)));
@@ -329,7 +354,7 @@ impl Log<'_> {
                 (name.to_string(), score)
             })
             .collect();
-        let record = serde_json::to_value(r).map_err(Error::json("serialising a record"))?;
+        let record = serde_json::to_value(r).map_err(RunsError::json("serialising a record"))?;
         let outcome = serde_json::to_value(r.outcome).unwrap_or(Value::Null);
         let mut sample = json!({
             "id": r.key.task_id,
@@ -380,15 +405,18 @@ impl Log<'_> {
             .run_dir
             .join("transcripts")
             .join(transcript_name(&r.key));
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(Error::json(format!(
-                    "{} is not a transcript",
-                    path.display()
-                ))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io(format!("reading {}", path.display()))(e)),
+        // Bounded like every ledger read: a transcript is written by us, but the folder is
+        // the user's.
+        match benchaudit_runs::files::read_bounded(&path, benchaudit_runs::ledger::TRANSCRIPT_LIMIT)
+        {
+            Ok(bytes) => {
+                let context = format!("{} is not a transcript", path.display());
+                Ok(Some(
+                    serde_json::from_slice(&bytes).map_err(RunsError::json(context))?,
+                ))
+            }
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(Error::Invalid(e.to_string())),
         }
     }
 }

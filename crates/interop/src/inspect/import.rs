@@ -1,5 +1,6 @@
 //! Inspect logs (`.eval` or `.json`) to a run ledger that `benchaudit report` reads.
 
+use benchaudit_runs::Error as RunsError;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,37 @@ pub struct Imported {
     pub unscored: usize,
     /// Per log: the file and the scorer read from it (`None` for logs benchaudit exported).
     pub logs: Vec<(PathBuf, Option<String>)>,
+}
+
+impl Imported {
+    /// What `benchaudit import` prints: the counts, the scorer read from each log, and the
+    /// `report` command that reads the run (on F1 when every record was restored exactly).
+    pub fn summary(&self) -> String {
+        let mut text = format!(
+            "{}: {} episode(s) appended, {} already there ({} restored from benchaudit exports; {} errored, {} unscored)\n",
+            self.out.display(),
+            self.appended,
+            self.skipped,
+            self.restored,
+            self.errors,
+            self.unscored
+        );
+        for (path, score) in &self.logs {
+            if let Some(score) = score {
+                text.push_str(&format!("  {}: reward = score `{score}`\n", path.display()));
+            }
+        }
+        let metric = if self.restored == self.appended + self.skipped {
+            "f1"
+        } else {
+            "reward"
+        };
+        text.push_str(&format!(
+            "report it with: benchaudit report {} --metric {metric}\n",
+            self.out.display()
+        ));
+        text
+    }
 }
 
 /// One log as read: the header (an `EvalLog` without samples) and its samples.
@@ -178,7 +210,7 @@ fn read_log(path: &Path) -> Result<Log> {
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if is_json {
         let len = std::fs::metadata(path)
-            .map_err(Error::io(format!("reading {}", path.display())))?
+            .map_err(RunsError::io(format!("reading {}", path.display())))?
             .len();
         if len > MAX_JSON_LOG_BYTES {
             return Err(Error::Invalid(format!(
@@ -190,7 +222,7 @@ fn read_log(path: &Path) -> Result<Log> {
             benchaudit_runs::files::read_bounded(path, benchaudit_runs::files::limits::LEDGER)
                 .map_err(|e| Error::Invalid(e.to_string()))?;
         let mut doc: Value = serde_json::from_slice(&bytes)
-            .map_err(Error::json(format!("{} is not JSON", path.display())))?;
+            .map_err(RunsError::json(format!("{} is not JSON", path.display())))?;
         let samples = match doc.get_mut("samples").map(Value::take) {
             Some(Value::Array(s)) => s,
             _ => Vec::new(),

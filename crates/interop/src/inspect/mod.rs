@@ -27,7 +27,7 @@ mod archive;
 mod export;
 mod import;
 
-pub use export::{ExportedLog, export_run};
+pub use export::{ExportedLog, export_run, export_summary};
 pub use import::{ImportOptions, Imported, import_logs};
 
 use serde_json::Value;

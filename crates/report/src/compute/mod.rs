@@ -44,6 +44,52 @@ use crate::model::{
     Settings, Shortfall, Tool,
 };
 
+/// Largest bootstrap B a report accepts (each row resamples B times).
+pub const MAX_RESAMPLES: usize = 1_000_000;
+
+/// A CVaR tail fraction α, in (0, 1] (a flag's value parser).
+///
+/// # Errors
+/// Not a number, or outside (0, 1].
+pub fn parse_alpha(s: &str) -> Result<f64, String> {
+    let a = number(s)?;
+    if a > 0.0 && a <= 1.0 {
+        Ok(a)
+    } else {
+        Err(format!("α must be in (0, 1], got {s}"))
+    }
+}
+
+/// A threshold τ (reliability, pass@k): any finite number.
+///
+/// # Errors
+/// Not a number, or not finite.
+pub fn parse_tau(s: &str) -> Result<f64, String> {
+    let t = number(s)?;
+    if t.is_finite() {
+        Ok(t)
+    } else {
+        Err(format!("τ must be finite, got {s}"))
+    }
+}
+
+/// Bootstrap replicates B, 1 to [`MAX_RESAMPLES`].
+///
+/// # Errors
+/// Not a whole number, or out of range.
+pub fn parse_resamples(s: &str) -> Result<usize, String> {
+    let b: usize = (s.trim().parse()).map_err(|_| format!("`{s}` is not a whole number"))?;
+    if (1..=MAX_RESAMPLES).contains(&b) {
+        Ok(b)
+    } else {
+        Err(format!("B must be in 1..={MAX_RESAMPLES}, got {s}"))
+    }
+}
+
+fn number(s: &str) -> Result<f64, String> {
+    (s.trim().parse()).map_err(|_| format!("`{s}` is not a number"))
+}
+
 /// Report settings chosen on the command line.
 ///
 /// Exists so the computation receives one value with every parameter its numbers depend on.
