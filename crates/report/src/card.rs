@@ -343,24 +343,21 @@ fn ownership_blocks(a: &ComtradeAudit, cards: &[Card]) -> Vec<Block> {
         ],
         rows,
     ));
-    let yes_no = |v: bool| {
-        if v {
-            "yes".to_string()
-        } else {
-            "no".to_string()
-        }
+    // Both channel tables end in E[Y | deviant], E[Y | not] and the verdict.
+    let channel_row = |mut leading: Vec<String>, c: &benchaudit_audit::ownership::Channel| {
+        let verdict = if c.non_degenerate { "yes" } else { "no" };
+        leading.extend([num_or_no_data(c.mean_y.0), num_or_no_data(c.mean_y.1)]);
+        leading.push(verdict.to_string());
+        leading
     };
     let mut rows = Vec::new();
     for (level, chans) in &a.calibration {
         for c in chans {
-            rows.push(vec![
-                level.clone(),
-                c.decision.clone(),
-                format!("{} of {}", c.deviant, c.episodes),
-                num_or_no_data(c.mean_y.0),
-                num_or_no_data(c.mean_y.1),
-                yes_no(c.non_degenerate),
-            ]);
+            let deviant = format!("{} of {}", c.deviant, c.episodes);
+            rows.push(channel_row(
+                vec![level.clone(), c.decision.clone(), deviant],
+                c,
+            ));
         }
     }
     b.push(Block::Paragraph("Calibration of each decision channel: the oracle's episodes beside those of the stand-ins built to deviate on exactly that decision (A = the deviant action; Y = ground-truth F1). It shows that a deviation would move the score (the ownership cell's input); it says nothing about whether any one player's choices vary.".into()));
@@ -388,20 +385,15 @@ fn ownership_blocks(a: &ComtradeAudit, cards: &[Card]) -> Vec<Block> {
         .filter(|c| judged.contains(&c.player.as_str()))
     {
         for c in &pc.channels {
-            rows.push(vec![
+            let action = benchaudit_audit::ownership::deviant_action(&c.decision);
+            let deviant = format!("{action} chosen {} of {}", c.deviant, c.episodes);
+            let leading = vec![
                 pc.player.clone(),
                 pc.level.clone(),
                 c.decision.clone(),
-                format!(
-                    "{} chosen {} of {}",
-                    benchaudit_audit::ownership::deviant_action(&c.decision),
-                    c.deviant,
-                    c.episodes
-                ),
-                num_or_no_data(c.mean_y.0),
-                num_or_no_data(c.mean_y.1),
-                yes_no(c.non_degenerate),
-            ]);
+                deviant,
+            ];
+            rows.push(channel_row(leading, c));
         }
     }
     b.push(Block::Paragraph("Non-degeneracy per player, on that player's own episodes only (Var(A) > 0 and E[Y | deviant] ≠ E[Y | not]): the oracle, the rule target's player, and every model; never the stand-ins built to deviate.".into()));
