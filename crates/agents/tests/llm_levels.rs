@@ -2,6 +2,10 @@
 //! model that solves T3 gets F1 1, the page-zero model of paper C.6 gets F1 0 with its repeated
 //! call in the transcript, both submit byte-identical payloads at L0, and at L1 the harness asks
 //! retry-or-skip and obeys.
+//!
+//! Why one file over 600 lines: the three levels are played against the same scripted model
+//! server (`llm_support`) with the same transcript checks, and the L0 payloads of two models
+//! are compared with each other; one binary links them once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod llm_support;

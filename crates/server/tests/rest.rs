@@ -1,4 +1,8 @@
 //! REST end to end: episodes, faults as HTTP statuses, bad input, eviction, metrics, shutdown.
+//!
+//! Why one file over 600 lines: every test drives a fresh server through the same fixture
+//! (`common::Fixture`) and the public HTTP surface; one test binary links the server once, and
+//! each extra binary costs the suite a link on two cores.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
