@@ -129,10 +129,10 @@ pub struct CallsManifest {
     pub timeout_secs: Option<u64>,
 }
 
-/// The manifest file.
+/// An outside target's manifest file (`target.toml`; a run's manifest is `runs::Manifest`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Manifest {
+pub struct TargetManifest {
     /// Target name.
     pub name: String,
     /// Declared scorer kind.
@@ -178,7 +178,7 @@ pub struct Hooks {
 /// A target whose hooks are external commands.
 #[derive(Debug, Clone)]
 pub struct ExternalTarget {
-    manifest: Manifest,
+    manifest: TargetManifest,
     dir: PathBuf,
 }
 
@@ -188,7 +188,7 @@ impl ExternalTarget {
         let text =
             benchaudit_runs::files::read_text_bounded(path, benchaudit_runs::files::limits::SMALL)
                 .map_err(|e| e.to_string())?;
-        let manifest: Manifest = toml::from_str(&text).map_err(|e| {
+        let manifest: TargetManifest = toml::from_str(&text).map_err(|e| {
             format!(
                 "{} is not a target manifest: {}",
                 path.display(),
@@ -249,7 +249,7 @@ impl ExternalTarget {
     }
 
     /// The manifest as loaded.
-    pub fn manifest(&self) -> &Manifest {
+    pub fn manifest(&self) -> &TargetManifest {
         &self.manifest
     }
 

@@ -220,7 +220,7 @@ impl Reset {
 /// An action of `step` (OpenEnv's `ListToolsAction` / `CallToolAction`, which forbid extra
 /// fields besides `metadata`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub enum OpenEnvAction {
     /// `{"type": "list_tools"}`.
     ListTools,
     /// `{"type": "call_tool", "tool_name", "arguments"}`.
@@ -232,9 +232,9 @@ pub enum Action {
     },
 }
 
-impl Action {
+impl OpenEnvAction {
     /// Reads a step's `data`.
-    pub fn parse(data: &Value) -> Result<Action, Refusal> {
+    pub fn parse(data: &Value) -> Result<OpenEnvAction, Refusal> {
         let Value::Object(m) = data else {
             return Err(refuse(
                 Code::ValidationError,
@@ -273,7 +273,7 @@ impl Action {
             ));
         }
         if m.get("type").and_then(Value::as_str) == Some("list_tools") {
-            return Ok(Action::ListTools);
+            return Ok(OpenEnvAction::ListTools);
         }
         let name = m
             .get("tool_name")
@@ -295,7 +295,7 @@ impl Action {
                 ));
             }
         };
-        Ok(Action::CallTool { name, arguments })
+        Ok(OpenEnvAction::CallTool { name, arguments })
     }
 }
 
@@ -423,12 +423,12 @@ impl Env {
     }
 
     async fn step(&mut self, data: &Value) -> Result<Value, Refusal> {
-        let action = Action::parse(data)?;
+        let action = OpenEnvAction::parse(data)?;
         if let Some(s) = &mut self.session {
             s.steps += 1;
         }
         match action {
-            Action::ListTools => {
+            OpenEnvAction::ListTools => {
                 let protocol = self.session.as_ref().map(|s| s.slot.options.submission);
                 let obs = json!({"tools": tool_list(protocol, self.openenv.app.tool_text)});
                 Ok(observation(
@@ -437,7 +437,7 @@ impl Env {
                     self.session.as_ref().is_some_and(|s| s.done),
                 ))
             }
-            Action::CallTool { name, arguments } => {
+            OpenEnvAction::CallTool { name, arguments } => {
                 let Some(session) = &mut self.session else {
                     return Err(refuse(
                         Code::ExecutionError,
@@ -740,9 +740,9 @@ async fn http_step(
     let Some(action) = data.get("action") else {
         return refusal_response(&refuse(Code::ValidationError, "step needs `action`"));
     };
-    match Action::parse(action) {
+    match OpenEnvAction::parse(action) {
         Err(r) => refusal_response(&r),
-        Ok(Action::ListTools) => {
+        Ok(OpenEnvAction::ListTools) => {
             Json(observation(
                 json!({"tools": tool_list(None, openenv.app.tool_text)}),
                 None,
@@ -750,7 +750,7 @@ async fn http_step(
             ))
             .into_response()
         }
-        Ok(Action::CallTool { name, .. }) => Json(observation(
+        Ok(OpenEnvAction::CallTool { name, .. }) => Json(observation(
             json!({
                 "tool_name": name,
                 "result": null,
@@ -883,12 +883,12 @@ mod tests {
     #[test]
     fn actions_are_openenv_mcp_actions() {
         assert_eq!(
-            Action::parse(&json!({"type": "list_tools"})).unwrap(),
-            Action::ListTools
+            OpenEnvAction::parse(&json!({"type": "list_tools"})).unwrap(),
+            OpenEnvAction::ListTools
         );
         assert_eq!(
-            Action::parse(&json!({"type": "call_tool", "tool_name": "fetch_page", "arguments": {"page": 1}, "metadata": {}})).unwrap(),
-            Action::CallTool { name: "fetch_page".into(), arguments: json!({"page": 1}).as_object().cloned().unwrap() }
+            OpenEnvAction::parse(&json!({"type": "call_tool", "tool_name": "fetch_page", "arguments": {"page": 1}, "metadata": {}})).unwrap(),
+            OpenEnvAction::CallTool { name: "fetch_page".into(), arguments: json!({"page": 1}).as_object().cloned().unwrap() }
         );
         for bad in [
             json!({"type": "call_tool"}),
@@ -900,7 +900,7 @@ mod tests {
             json!("list_tools"),
         ] {
             assert_eq!(
-                Action::parse(&bad).unwrap_err().code,
+                OpenEnvAction::parse(&bad).unwrap_err().code,
                 Code::ValidationError,
                 "{bad}"
             );
