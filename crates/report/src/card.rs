@@ -461,16 +461,11 @@ fn reliability_blocks(a: &ComtradeAudit, suite: &Suite, fig_dir: &Path) -> Resul
                     .iter()
                     .find(|x| (x.tau - 0.9).abs() < 1e-12)
                     .map_or("-".into(), |x| f3(x.fraction));
-                vec![
-                    r.player.clone(),
-                    r.level.clone(),
-                    s.n.to_string(),
-                    f3(s.mean),
-                    f3(s.worst),
-                    f3(s.cvar),
-                    rel,
-                    format!("[{}, {}]", f3(s.mean_ci.lo), f3(s.mean_ci.hi)),
-                ]
+                let ci = format!("[{}, {}]", f3(s.mean_ci.lo), f3(s.mean_ci.hi));
+                let mut row = vec![r.player.clone(), r.level.clone(), s.n.to_string()];
+                row.extend([s.mean, s.worst, s.cvar].map(f3));
+                row.extend([rel, ci]);
+                row
             })
             .collect(),
     ));

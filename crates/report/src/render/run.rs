@@ -64,21 +64,25 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
     ));
 
     b.push(Block::Heading(2, "Pooled over tasks".to_string()));
-    let pooled = pooled_sort(&stats.pooled).into_iter().map(|p| {
-        let i = stats
-            .pooled
-            .iter()
-            .position(|q| std::ptr::eq(q, p))
-            .unwrap_or_default();
-        let leading = vec![
-            p.label.clone(),
-            p.condition.level.to_string(),
-            tagged(p.tasks, &format!("/pooled/{i}/tasks")),
-        ];
+    // A row: label, level, the third column, then the summary's cells at their JSON path.
+    let row = |label: &str, level: Level, third: String, summary, shortfall: f64, base: String| {
         (
-            leading,
+            vec![label.to_string(), level.to_string(), third],
+            summary,
+            shortfall,
+            base,
+        )
+    };
+    let pooled = pooled_sort(&stats.pooled).into_iter().map(|p| {
+        let i = (stats.pooled.iter().position(|q| std::ptr::eq(q, p))).unwrap_or_default();
+        let tasks = tagged(p.tasks, &format!("/pooled/{i}/tasks"));
+        let (level, shortfall) = (p.condition.level, p.shortfall.shortfall);
+        row(
+            &p.label,
+            level,
+            tasks,
             &p.summary,
-            p.shortfall.shortfall,
+            shortfall,
             format!("/pooled/{i}"),
         )
     });
@@ -103,16 +107,15 @@ pub fn run_blocks(stats: &RunStats, figures: &[Drawn<'_>]) -> Vec<Block> {
             .then_with(|| a.task_id.cmp(&b.task_id))
     });
     let per_task = cells.iter().map(|&(i, c)| {
-        let leading = vec![
-            c.label.clone(),
-            c.condition.level.to_string(),
-            format!("`{}`", c.task_id),
-        ];
-        (
-            leading,
+        let task = format!("`{}`", c.task_id);
+        let (base, shortfall) = (format!("/cells/{i}"), c.shortfall.shortfall);
+        row(
+            &c.label,
+            c.condition.level,
+            task,
             &c.summary,
-            c.shortfall.shortfall,
-            format!("/cells/{i}"),
+            shortfall,
+            base,
         )
     });
     b.push(summary_table(s, &["policy", "level", "task"], per_task));
