@@ -6,9 +6,7 @@
 use std::hint::black_box;
 
 use benchaudit_agents::{EpisodeSpec, Level, RuleKind, RulePolicy, RunOptions, run_episode};
-use benchaudit_comtrade::{
-    Episode, EpisodeOptions, FetchPageArgs, Generator, Row, Submission, record::write_jsonl, task,
-};
+use benchaudit_comtrade::{Episode, EpisodeOptions, FetchPageArgs, Generator, Submission, task};
 use benchaudit_scoring::{JudgeContext, Scores, f1, judge, lite};
 
 const WORKLOADS: [&str; 8] = [
@@ -37,16 +35,10 @@ fn main() {
     }
 }
 
-/// The correct T2_multi_page submission (as the scorer benchmarks build it).
-fn correct_t2() -> Submission {
-    let t = task("T2_multi_page").expect("registry");
-    let rows: Vec<Row> = Generator::new(t, 0).truth().map(Row::Record).collect();
-    let mut data = String::new();
-    write_jsonl(t, &rows, &mut data);
-    let metadata = r#"{"task_id": "T2_multi_page", "query": {"reporter": "276", "partner": "250", "flow": "X", "hs": "84", "year": 2022}, "row_count": 2345, "schema": ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"], "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"], "request_count": 5, "request_stats": {"retries_total": 0}}"#;
-    let log = "INFO task_id=T2_multi_page\nINFO request=1 page=1\nINFO request=2 page=2\nINFO request=3 page=3\nINFO request=4 page=4\nINFO request=5 page=5\nINFO complete=true";
-    Submission::new(data, metadata, log)
-}
+/// The correct T2_multi_page submission, as the scorer benchmarks build it.
+#[path = "../../scoring/benches/common/mod.rs"]
+mod common;
+use common::correct_t2;
 
 /// What one workload needs, built outside the counted region.
 enum Setup {

@@ -62,22 +62,29 @@ pub enum RuleKind {
 }
 
 impl RuleKind {
-    /// Every rule policy, in a stable order.
-    pub const ALL: [RuleKind; 13] = [
-        RuleKind::Oracle,
-        RuleKind::Baseline,
-        RuleKind::AlwaysRetry,
-        RuleKind::AlwaysSkip,
-        RuleKind::QuotaAware,
-        RuleKind::NoDedup,
-        RuleKind::KeepsTotals,
-        RuleKind::SkipsFaults,
-        RuleKind::SinglePass,
-        RuleKind::PageZero,
-        RuleKind::Fabricator,
-        RuleKind::Empty,
-        RuleKind::RetryLiteral,
-    ];
+    /// Every rule policy, in a stable order: the oracle, the baseline, the three fault-answer
+    /// variants, every stand-in ([`RuleKind::STAND_INS`], in their order), then
+    /// `retry-literal`.
+    pub const ALL: [RuleKind; 13] = {
+        let head = [
+            RuleKind::Oracle,
+            RuleKind::Baseline,
+            RuleKind::AlwaysRetry,
+            RuleKind::AlwaysSkip,
+            RuleKind::QuotaAware,
+        ];
+        let mut all = [RuleKind::RetryLiteral; 13];
+        let mut i = 0;
+        while i < all.len() - 1 {
+            all[i] = if i < head.len() {
+                head[i]
+            } else {
+                RuleKind::STAND_INS[i - head.len()]
+            };
+            i += 1;
+        }
+        all
+    };
 
     /// The stand-ins, each wrong on exactly one decision.
     pub const STAND_INS: [RuleKind; 7] = [

@@ -4,7 +4,7 @@
 
 use benchaudit_comtrade::{Episode, FetchPageArgs, SubmissionProtocol, TaskSpec, ToolError};
 use benchaudit_scoring::{Scores, coverage::coverage};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::collector::{Collector, Report, metadata_json, payload_sha256};
 use crate::level::Level;
@@ -68,9 +68,10 @@ pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
         options: spec.options.episode,
     });
     let mut transcript = Transcript::default();
+    let seat = Seat(&mut episode, spec, &mut *policy, &mut transcript);
     let result = match spec.level {
-        Level::L0 | Level::L1 => harness(&mut episode, spec, policy, &mut transcript),
-        Level::L2 => slim(&mut episode, spec, policy, &mut transcript),
+        Level::L0 | Level::L1 => harness(seat),
+        Level::L2 => slim(seat),
     };
     transcript.messages = policy.transcript();
     let served = episode.counts();
@@ -119,6 +120,14 @@ pub fn run_episode(spec: &EpisodeSpec, policy: &mut dyn Policy) -> EpisodeRun {
         fatal: result.fatal,
     }
 }
+
+/// What a scaffold drives: the episode, its spec, the policy, and the transcript it writes.
+struct Seat<'a>(
+    &'a mut Episode,
+    &'a EpisodeSpec,
+    &'a mut dyn Policy,
+    &'a mut Transcript,
+);
 
 struct ScaffoldResult {
     outcome: Outcome,
@@ -185,12 +194,7 @@ fn validate_slots(task: &TaskSpec, slots: &Slots) -> Vec<String> {
     replaced
 }
 
-fn harness(
-    episode: &mut Episode,
-    spec: &EpisodeSpec,
-    policy: &mut dyn Policy,
-    tr: &mut Transcript,
-) -> ScaffoldResult {
+fn harness(Seat(episode, spec, policy, tr): Seat<'_>) -> ScaffoldResult {
     let task = spec.task;
     let mut counts = AgentCounts::default();
     if spec.level == Level::L0 {
@@ -410,14 +414,28 @@ pub fn submission_calls(
     metadata_json: String,
     run_log: String,
 ) -> Vec<ToolCall> {
+    // The arguments are built by moving the strings in: `json!` would copy each of them (the
+    // data is the whole payload).
+    let args = |first: Option<(&str, Value)>| {
+        let mut m = serde_json::Map::new();
+        if let Some((key, value)) = first {
+            m.insert(key.to_string(), value);
+        }
+        m.insert("metadata_json".into(), Value::String(metadata_json));
+        m.insert("run_log".into(), Value::String(run_log));
+        Value::Object(m)
+    };
     match protocol {
         SubmissionProtocol::Full => vec![ToolCall::new(
             "submit_results",
-            json!({"data_jsonl": data_jsonl, "metadata_json": metadata_json, "run_log": run_log}),
+            args(Some(("data_jsonl", Value::String(data_jsonl)))),
         )],
         SubmissionProtocol::Ids => vec![ToolCall::new(
             "submit_results",
-            json!({"record_ids": ids, "metadata_json": metadata_json, "run_log": run_log}),
+            args(Some((
+                "record_ids",
+                Value::Array(ids.into_iter().map(Value::String).collect()),
+            ))),
         )],
         SubmissionProtocol::Chunked => {
             let lines: Vec<&str> = data_jsonl.lines().collect();
@@ -425,10 +443,7 @@ pub fn submission_calls(
                 .chunks(CHUNK_ROWS)
                 .map(|c| ToolCall::new("append_results", json!({"data_jsonl": c.join("\n")})))
                 .collect();
-            calls.push(ToolCall::new(
-                "submit_results",
-                json!({"metadata_json": metadata_json, "run_log": run_log}),
-            ));
+            calls.push(ToolCall::new("submit_results", args(None)));
             calls
         }
     }
@@ -478,12 +493,7 @@ impl FaultTracker {
     }
 }
 
-fn slim(
-    episode: &mut Episode,
-    spec: &EpisodeSpec,
-    policy: &mut dyn Policy,
-    tr: &mut Transcript,
-) -> ScaffoldResult {
+fn slim(Seat(episode, spec, policy, tr): Seat<'_>) -> ScaffoldResult {
     let task = spec.task;
     let mut counts = AgentCounts::default();
     let mut history: Vec<Step> = Vec::new();
@@ -515,13 +525,15 @@ fn slim(
         }
         faults.on_result(&call, &result, &mut counts);
         tr.result(&call.name, result.summary(task));
-        if let ToolResult::Submitted(s) = &result {
-            return ScaffoldResult {
-                submitted: Some((**s).clone()),
-                ..ScaffoldResult::ended(Outcome::Submitted, counts)
-            };
+        match result {
+            ToolResult::Submitted(s) => {
+                return ScaffoldResult {
+                    submitted: Some(*s),
+                    ..ScaffoldResult::ended(Outcome::Submitted, counts)
+                };
+            }
+            result => history.push(Step { call, result }),
         }
-        history.push(Step { call, result });
     }
     tr.note(format!(
         "step limit of {limit} reached without a submission"

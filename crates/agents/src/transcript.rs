@@ -92,7 +92,14 @@ impl Transcript {
 /// an L2 episode on a 2 345-record payload): every `\n` ends a line, and text after the last
 /// one is a line too.
 fn line_count(s: &str) -> usize {
-    let newlines = s.bytes().filter(|&b| b == b'\n').count();
+    // Newlines counted 64 bytes at a time into a byte-wide sum, which the compiler vectorises
+    // (`filter(..).count()` ran a byte per cycle: a tenth of an episode for its payload).
+    let mut chunks = s.as_bytes().chunks_exact(64);
+    let mut newlines = 0usize;
+    for chunk in &mut chunks {
+        newlines += usize::from(chunk.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>());
+    }
+    newlines += chunks.remainder().iter().filter(|&&b| b == b'\n').count();
     newlines + usize::from(!s.is_empty() && !s.ends_with('\n'))
 }
 
@@ -131,6 +138,15 @@ mod tests {
             "é\nü",
         ] {
             assert_eq!(line_count(s), s.lines().count(), "{s:?}");
+        }
+        // Past the 64-byte blocks, newlines at block edges and a block of nothing else.
+        for s in [
+            "a\n".repeat(100),
+            format!("{}\n{}", "x".repeat(63), "y".repeat(64)),
+            format!("{}\nz", "\n".repeat(128)),
+            "é".repeat(70),
+        ] {
+            assert_eq!(line_count(&s), s.lines().count(), "{s:?}");
         }
     }
 }

@@ -117,11 +117,21 @@ impl Generator {
 /// Parses `"{task_id}-{i:06}"` for a task; anything else (other task, wrong padding, out of
 /// range) is not a canonical id.
 pub fn parse_record_id(task: &TaskSpec, record_id: &str) -> Option<u32> {
-    let digits = record_id.strip_prefix(task.task_id)?.strip_prefix('-')?;
-    if digits.len() != 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let (prefix, digits) = record_id.as_bytes().split_at_checked(task.task_id.len())?;
+    let [b'-', digits @ ..] = digits else {
+        return None;
+    };
+    if prefix != task.task_id.as_bytes() || digits.len() != 6 {
         return None;
     }
-    let index: u32 = digits.parse().ok()?;
+    // Six digits never overflow.
+    let mut index = 0u32;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        index = index * 10 + u32::from(d - b'0');
+    }
     (index < task.total_rows).then_some(index)
 }
 

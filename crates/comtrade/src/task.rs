@@ -162,6 +162,20 @@ const fn q(
     }
 }
 
+/// T9_clean_ab: the fault-free substrate of the A/B design, and the shape (pages, budget, rows,
+/// query) T9_adaptive_adversary shares with it, the adaptive fault family aside.
+const T9_CLEAN_AB: TaskSpec = TaskSpec {
+    task_id: "T9_clean_ab",
+    description: "The fault-free substrate of the A/B design: the stress engine is the only adversary.",
+    page_size: 15,
+    max_requests: 100,
+    total_rows: 75,
+    rate_limit_qps: 2,
+    paging_mode: PagingMode::Page,
+    query: q("276", "156", "X", "84", 2020),
+    fault: FaultFamily::None,
+};
+
 static TASKS: [TaskSpec; 11] = [
     TaskSpec {
         task_id: "T1_single_page",
@@ -261,13 +275,8 @@ static TASKS: [TaskSpec; 11] = [
     TaskSpec {
         task_id: "T9_adaptive_adversary",
         description: "An adversary escalates faults, duplicates and totals rows as the agent makes progress.",
-        page_size: 15,
-        max_requests: 100,
-        total_rows: 75,
-        rate_limit_qps: 2,
-        paging_mode: PagingMode::Page,
-        query: q("276", "156", "X", "84", 2020),
         fault: FaultFamily::Adaptive,
+        ..T9_CLEAN_AB
     },
     TaskSpec {
         task_id: "T10_constrained_budget",
@@ -283,17 +292,7 @@ static TASKS: [TaskSpec; 11] = [
             cross_page_duplicate_rate: 0.02,
         },
     },
-    TaskSpec {
-        task_id: "T9_clean_ab",
-        description: "The fault-free substrate of the A/B design: the stress engine is the only adversary.",
-        page_size: 15,
-        max_requests: 100,
-        total_rows: 75,
-        rate_limit_qps: 2,
-        paging_mode: PagingMode::Page,
-        query: q("276", "156", "X", "84", 2020),
-        fault: FaultFamily::None,
-    },
+    T9_CLEAN_AB,
 ];
 
 /// Every task, in registry order.

@@ -100,18 +100,7 @@ fn non_object_lines() -> Submission {
 
 /// Lines whose key order changes every line (no position hint ever holds).
 fn rotating_key_order() -> Submission {
-    let keys = [
-        "year",
-        "reporter",
-        "partner",
-        "flow",
-        "hs",
-        "cmdCode",
-        "tradeValue",
-        "netWeight",
-        "qty",
-        "record_id",
-    ];
+    let keys = benchaudit_scoring::f1::FIELDS;
     let mut data = String::with_capacity(BUDGET + 256);
     let mut i = 0usize;
     while data.len() < BUDGET {

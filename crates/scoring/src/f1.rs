@@ -8,7 +8,7 @@ use benchaudit_comtrade::{Generator, Record};
 use serde::Serialize;
 
 use crate::SipSet;
-use crate::lite::{Line, Lines, LiteValue, same};
+use crate::lite::{Entry, Layout, Line, Lines, LiteValue, same};
 
 /// Precision, recall and F1 of a submission against G.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
@@ -30,7 +30,7 @@ pub struct F1Score {
 }
 
 /// The canonical fields in served order; `record_id` last.
-const FIELDS: [&str; 10] = [
+pub const FIELDS: [&str; 10] = [
     "year",
     "reporter",
     "partner",
@@ -66,23 +66,52 @@ fn field_of(key: &str) -> Option<usize> {
 /// What a row holds of the canonical fields (in [`FIELDS`] order), and whether it is flagged
 /// a totals row (`is_total` or `isTotal` true), in one pass over its entries.
 pub fn canonical_fields<'l>(line: &Line<'l, '_>) -> ([Option<&'l LiteValue<'l>>; 10], bool) {
-    let mut fields = [None; 10];
-    let mut flagged_total = false;
-    for (k, v) in line.entries() {
-        match field_of(k) {
-            Some(i) => fields[i] = Some(v),
-            // Keys are unique within a row; a key not starting with `i` is ruled out cheaply.
-            None => {
-                if k.as_bytes().first() == Some(&b'i')
-                    && (k == "is_total" || k == "isTotal")
-                    && *v == LiteValue::Bool(true)
-                {
-                    flagged_total = true;
+    let entries = line.entries();
+    Positions::of(entries).read(entries)
+}
+
+/// Where a row's canonical fields (in [`FIELDS`] order) and its totals flags (`is_total`,
+/// `isTotal`) sit among its entries: the same for every row of one shared [`Layout`].
+#[derive(Debug, Clone, Copy)]
+struct Positions {
+    fields: [Option<usize>; 10],
+    flags: [Option<usize>; 2],
+}
+
+impl Positions {
+    /// One pass over the entries' keys.
+    fn of(entries: &[Entry<'_>]) -> Self {
+        let mut p = Positions {
+            fields: [None; 10],
+            flags: [None; 2],
+        };
+        for (at, (k, _)) in entries.iter().enumerate() {
+            match field_of(k) {
+                Some(i) => p.fields[i] = Some(at),
+                // Keys are unique within a row; a key not starting with `i` is ruled out cheaply.
+                None if k.as_bytes().first() == Some(&b'i') => {
+                    if k == "is_total" {
+                        p.flags[0] = Some(at);
+                    } else if k == "isTotal" {
+                        p.flags[1] = Some(at);
+                    }
                 }
+                None => {}
             }
         }
+        p
     }
-    (fields, flagged_total)
+
+    /// The row's canonical fields, and whether a totals flag is `true`.
+    #[inline(always)]
+    fn read<'l>(&self, entries: &'l [Entry<'l>]) -> ([Option<&'l LiteValue<'l>>; 10], bool) {
+        let value = |at: Option<usize>| at.and_then(|at| entries.get(at)).map(|(_, v)| v);
+        let flagged_total = self
+            .flags
+            .iter()
+            .any(|&at| value(at) == Some(&LiteValue::Bool(true)));
+        (self.fields.map(value), flagged_total)
+    }
 }
 
 /// Whether a row's canonical fields are exactly canonical record `r` of the generator's task.
@@ -92,7 +121,11 @@ pub fn matches_record(
     r: &Record,
 ) -> bool {
     let q = &generator.task().query;
-    let s = |i: usize, want: &str| fields[i].and_then(LiteValue::as_str) == Some(want);
+    let s = |i: usize, want: &str| {
+        fields[i]
+            .and_then(LiteValue::as_str)
+            .is_some_and(|v| same(v, want))
+    };
     let u = |i: usize, want: u64| fields[i].is_some_and(|v| v.equals_uint(want));
     fields[0].is_some_and(|v| v.equals_int(q.year))
         && s(1, q.reporter)
@@ -121,8 +154,19 @@ pub fn f1_of_lines(generator: &Generator, lines: &Lines<'_>) -> F1Score {
     let mut canonical_distinct = 0u32;
     let mut other_ids: SipSet<&str> = SipSet::default();
     let mut totals_rows = 0u32;
-    for line in lines.iter() {
-        let (fields, flagged_total) = canonical_fields(&line);
+    // Rows nearly always share one layout: their field positions are found once.
+    let mut known: Option<(Layout, Positions)> = None;
+    for (layout, line) in lines.iter_layouts() {
+        let entries = line.entries();
+        let positions = match known {
+            Some((l, p)) if l == layout && layout.is_shared() => p,
+            _ => {
+                let p = Positions::of(entries);
+                known = Some((layout, p));
+                p
+            }
+        };
+        let (fields, flagged_total) = positions.read(entries);
         let id = fields[9].and_then(LiteValue::as_str);
         let index = id.and_then(|id| generator.index_of(id));
         match (id, index) {
@@ -248,4 +292,89 @@ pub fn record_set_f1(truth: &[serde_json::Value], records: &[serde_json::Value])
         count(keys.len()),
         totals_rows,
     )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use benchaudit_comtrade::{Row, record::write_jsonl, task};
+    use proptest::prelude::*;
+
+    /// F1 by its definition, each row's fields found by [`canonical_fields`] alone.
+    fn reference(generator: &Generator, lines: &Lines<'_>) -> F1Score {
+        let truth: Vec<Record> = generator.truth().collect();
+        let mut hit = std::collections::BTreeSet::new();
+        let mut ids = std::collections::BTreeSet::new();
+        let mut totals_rows = 0u32;
+        for line in lines.iter() {
+            let (fields, flagged) = canonical_fields(&line);
+            let id = fields[9].and_then(LiteValue::as_str);
+            if let Some(id) = id {
+                ids.insert(id.to_string());
+            }
+            if flagged
+                || id.is_some_and(|id| generator.index_of(id).is_none() && id.contains("-TOTAL-"))
+            {
+                totals_rows += 1;
+                if id.is_some_and(|id| id.contains("-TOTAL-")) {
+                    continue;
+                }
+            }
+            if let Some(i) = id.and_then(|id| generator.index_of(id))
+                && matches_record(generator, &fields, &truth[i as usize])
+            {
+                hit.insert(i);
+            }
+        }
+        F1Score::from_counts(
+            hit.len() as u32,
+            lines.len() as u32,
+            generator.task().total_rows,
+            ids.len() as u32,
+            totals_rows,
+        )
+    }
+
+    proptest! {
+        /// Rows whose key order, key set and values change from row to row (so that rows
+        /// share a layout, stray from it and come back): F1 with positions found once per
+        /// layout equals F1 with every row's fields found afresh.
+        #[test]
+        fn layouts_do_not_change_f1(
+            rows in proptest::collection::vec(
+                (0usize..4, 0u32..36, any::<bool>(), 0usize..3),
+                0..40,
+            ),
+        ) {
+            let t = task("T6_page_drift").unwrap();
+            let g = Generator::new(t, 3);
+            let records: Vec<Row> = g.truth().map(Row::Record).collect();
+            let mut canonical = String::new();
+            write_jsonl(t, &records, &mut canonical);
+            let canonical: Vec<&str> = canonical.lines().collect();
+            let mut data = String::new();
+            for (shape, index, flag, value) in rows {
+                let line = canonical[index as usize % canonical.len()];
+                let line = match shape {
+                    // As served.
+                    0 => line.to_string(),
+                    // A totals flag first: the keys move one position.
+                    1 => line.replacen('{', &format!("{{\"is_total\":{flag},"), 1),
+                    // A key dropped.
+                    2 => line.replacen("\"flow\":", "\"flux\":", 1),
+                    // A value changed, or flagged at the end.
+                    _ => match value {
+                        0 => line.replacen("\"year\":", "\"year\":1", 1),
+                        1 => line.replacen('}', &format!(",\"isTotal\":{flag}}}"), 1),
+                        _ => line.replacen("\"qty\":", "\"qty\":7", 1),
+                    },
+                };
+                data.push_str(&line);
+                data.push('\n');
+            }
+            let lines = crate::lite::parse_lines(&data);
+            prop_assert_eq!(f1_of_lines(&g, &lines), reference(&g, &lines));
+        }
+    }
 }

@@ -206,8 +206,30 @@ impl Hints {
 /// Where a line's entries sit in the arena, or what the line is instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind<'a> {
-    Object { start: usize, end: usize },
+    Object {
+        start: usize,
+        end: usize,
+        layout: Layout,
+    },
     Other(&'a str),
+}
+
+/// Which object lines share their keys: two lines of one [`Lines`] with the same shared layout
+/// ([`Layout::is_shared`]) have the same keys at the same entry positions, so what a scorer
+/// learnt of one line's positions holds for the other. Lines read by the scanner with the
+/// previous scanned line's key sequence share its layout; lines read by serde_json, and lines
+/// that are not objects, share none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout(u32);
+
+impl Layout {
+    /// The layout of a line that shares none.
+    const NONE: Layout = Layout(u32::MAX);
+
+    /// Whether other lines may share this layout.
+    pub fn is_shared(self) -> bool {
+        self != Layout::NONE
+    }
 }
 
 /// The parsed non-empty lines of a submission's data, their entries in one arena.
@@ -217,8 +239,10 @@ pub struct Lines<'a> {
     entries: Vec<Entry<'a>>,
     end: usize,
     kinds: Vec<Kind<'a>>,
-    /// Keys of the last line the scanner read, the keys it expects next.
-    template: Vec<&'a str>,
+    /// Slots of the last line the scanner read, the slots it expects next.
+    template: Vec<Slot<'a>>,
+    /// The layout of lines whose key sequence is `template` (bumped whenever it changes).
+    layout: u32,
 }
 
 impl<'a> Lines<'a> {
@@ -241,24 +265,21 @@ impl<'a> Lines<'a> {
                 continue;
             }
             if b.get(first) == Some(&b'{')
-                && let Some((end, after)) = scan_flat_object(
-                    data,
-                    first,
-                    &mut lines.entries,
-                    lines.end,
-                    &mut lines.template,
-                )
+                && let Some((end, after)) = lines.scan(data, first)
             {
                 let next = skip_ws(b, after);
                 if next == b.len() || b[next] == b'\n' {
                     lines.kinds.push(Kind::Object {
                         start: lines.end,
                         end,
+                        layout: Layout(lines.layout),
                     });
                     lines.end = end;
                     at = next + 1;
                     continue;
                 }
+                // Not the end of the line: the template says nothing of the layout to come.
+                lines.new_layout();
             }
             let line_end = data[at..].find('\n').map_or(b.len(), |n| at + n);
             let text = data[at..line_end].trim();
@@ -275,18 +296,52 @@ impl<'a> Lines<'a> {
     pub fn push(&mut self, text: &'a str) {
         let start = self.end;
         let scanned = match text.as_bytes().first() {
-            Some(b'{') => scan_flat_object(text, 0, &mut self.entries, start, &mut self.template)
-                .filter(|&(_, after)| skip_ws(text.as_bytes(), after) == text.len()),
+            Some(b'{') => self.scan(text, 0).filter(|&(_, after)| {
+                let whole = skip_ws(text.as_bytes(), after) == text.len();
+                if !whole {
+                    self.new_layout();
+                }
+                whole
+            }),
             _ => None,
         };
         let kind = match scanned {
             Some((end, _)) => {
                 self.end = end;
-                Kind::Object { start, end }
+                Kind::Object {
+                    start,
+                    end,
+                    layout: Layout(self.layout),
+                }
             }
             None => self.push_slow(text),
         };
         self.kinds.push(kind);
+    }
+
+    /// The template changed (or may have): later lines share no layout with earlier ones. At
+    /// `u32::MAX` (beyond any input below 8 GiB) every later line shares none.
+    fn new_layout(&mut self) {
+        self.layout = self.layout.saturating_add(1);
+    }
+
+    /// [`scan_flat_object`] into the arena at `end`, keeping `layout` the template's: bumped
+    /// when the line's key sequence is not the template's (on failure too, as the template
+    /// may then hold part of a line that shares no layout).
+    #[inline(always)]
+    fn scan(&mut self, text: &'a str, from: usize) -> Option<(usize, usize)> {
+        let scanned = scan_flat_object(text, from, &mut self.entries, self.end, &mut self.template);
+        match scanned {
+            Some((end, after, true)) => Some((end, after)),
+            Some((end, after, false)) => {
+                self.new_layout();
+                Some((end, after))
+            }
+            None => {
+                self.new_layout();
+                None
+            }
+        }
     }
 
     /// A line the scanner leaves to serde_json.
@@ -304,6 +359,7 @@ impl<'a> Lines<'a> {
             return Kind::Object {
                 start,
                 end: self.end,
+                layout: Layout::NONE,
             };
         }
         Kind::Other(text)
@@ -329,9 +385,20 @@ impl<'a> Lines<'a> {
         self.kinds.iter().map(|k| self.view(*k))
     }
 
+    /// The lines in order, each with its [`Layout`].
+    pub fn iter_layouts(&self) -> impl ExactSizeIterator<Item = (Layout, Line<'_, 'a>)> + '_ {
+        self.kinds.iter().map(|k| {
+            let layout = match k {
+                Kind::Object { layout, .. } => *layout,
+                Kind::Other(_) => Layout::NONE,
+            };
+            (layout, self.view(*k))
+        })
+    }
+
     fn view(&self, kind: Kind<'a>) -> Line<'_, 'a> {
         match kind {
-            Kind::Object { start, end } => Line::Object(&self.entries[start..end]),
+            Kind::Object { start, end, .. } => Line::Object(&self.entries[start..end]),
             Kind::Other(text) => Line::Other(text),
         }
     }
@@ -563,25 +630,6 @@ fn plain_str(text: &str, i: usize) -> Option<(&str, usize)> {
     Some((text.get(start..end)?, end + 1))
 }
 
-/// The key at `i` when it is `expected` (a plain key of the previous line at this position):
-/// rows of one submission share their keys, so most keys are checked, not scanned.
-#[inline(always)]
-fn expected_key<'a>(text: &'a str, i: usize, expected: &str) -> Option<(&'a str, usize)> {
-    let b = text.as_bytes();
-    let start = i + 1;
-    let end = start + expected.len();
-    if b.get(i) == Some(&b'"')
-        && b.get(end) == Some(&b'"')
-        && b.get(start..end)
-            .is_some_and(|got| same_bytes(got, expected.as_bytes()))
-    {
-        // `expected` holds no quote, backslash or control character, so neither does this.
-        Some((text.get(start..end)?, end + 1))
-    } else {
-        None
-    }
-}
-
 /// An integer at `i` that serde_json reads as an integer (`u64` or negative `i64`): at most
 /// 18 digits, no fraction or exponent, and not `-0` (which serde_json reads as a float).
 #[inline(always)]
@@ -609,57 +657,98 @@ fn plain_int(b: &[u8], i: usize) -> Option<(i64, usize)> {
     Some((if negative { -n } else { n }, end))
 }
 
+/// One position of the scanner's template: the text from the end of the previous value (or
+/// from the `{`) to the start of this value — separator, key, colon and whitespace — and the
+/// key it holds.
+#[derive(Debug, Clone, Copy)]
+struct Slot<'a> {
+    gap: &'a [u8],
+    key: &'a str,
+}
+
 /// Reads the flat object (see the module doc) at `text[from]` into `entries` from
-/// `entries[start]`: where its entries end and the index after its `}`. `None` means "not
-/// this fast path" — serde_json decides. `template` holds the keys of the last line read
-/// here, and is updated to this line's keys.
+/// `entries[start]`: where its entries end, the index after its `}`, and whether its key
+/// sequence was `template`'s. `None` means "not this fast path" — serde_json decides.
+/// `template` holds the slots of the last line read here, and is updated to this line's.
+///
+/// Rows of one submission share their separators and keys, so while the text matches the
+/// template a whole `, "key": ` gap is checked as one byte comparison: the same bytes read
+/// the same way, and a gap is always followed by the byte that ended it before (a value's
+/// first byte, never whitespace), or the value read after it fails and serde_json decides.
 #[inline(never)]
 fn scan_flat_object<'a>(
     text: &'a str,
     from: usize,
     entries: &mut Vec<Entry<'a>>,
     start: usize,
-    template: &mut Vec<&'a str>,
-) -> Option<(usize, usize)> {
+    template: &mut Vec<Slot<'a>>,
+) -> Option<(usize, usize, bool)> {
     let b = text.as_bytes();
     let mut object = ObjectBuilder::new(start);
     if b.get(from) != Some(&b'{') {
         return None;
     }
-    let mut i = skip_ws(b, from + 1);
-    if b.get(i) == Some(&b'}') {
-        template.clear();
-        return Some((object.finish(), i + 1));
-    }
-    // Keys read so far (position j); the template is rewritten from the first key that
+    // Slots read so far (position j); the template is rewritten from the first slot that
     // differs from it.
     let mut j = 0;
     let mut same = true;
+    // Where the current gap starts: the `{`, then the end of each value.
+    let mut gap_start = from;
+    // Whether the separator after the last value is still to be read (it is part of the next
+    // gap while the template predicts one).
+    let mut separator_due = false;
+    let mut i = skip_ws(b, from + 1);
+    if b.get(i) == Some(&b'}') {
+        let matched = template.is_empty();
+        template.clear();
+        return Some((object.finish(), i + 1, matched));
+    }
     loop {
         let predicted = match template.get(j) {
-            Some(expected) if same => expected_key(text, i, expected),
+            Some(slot) if same => b
+                .get(gap_start..gap_start + slot.gap.len())
+                .filter(|got| same_bytes(got, slot.gap))
+                .map(|_| (slot.key, gap_start + slot.gap.len())),
             _ => None,
         };
-        let (key, after) = match predicted {
-            Some(found) => found,
-            None => match plain_str(text, i) {
-                Some(found) => {
-                    if same {
-                        same = false;
-                        template.truncate(j);
+        let key = match predicted {
+            Some((key, value_at)) => {
+                i = value_at;
+                key
+            }
+            None => {
+                if separator_due {
+                    i = skip_ws(b, i);
+                    match b.get(i) {
+                        Some(b',') => i = skip_ws(b, i + 1),
+                        // Fewer keys than the template.
+                        Some(b'}') => {
+                            template.truncate(j);
+                            return Some((object.finish(), i + 1, false));
+                        }
+                        _ => return None,
                     }
-                    template.push(found.0);
-                    found
                 }
-                None => return None,
-            },
+                // `i` stands at the key (after `{` or `,` and whitespace).
+                let (key, after) = plain_str(text, i)?;
+                i = skip_ws(b, after);
+                if b.get(i) != Some(&b':') {
+                    return None;
+                }
+                i = skip_ws(b, i + 1);
+                if same {
+                    same = false;
+                    template.truncate(j);
+                }
+                template.push(Slot {
+                    gap: b.get(gap_start..i)?,
+                    key,
+                });
+                key
+            }
         };
         j += 1;
-        i = skip_ws(b, after);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
+        separator_due = false;
         let value = match b.get(i) {
             Some(b'"') => match plain_str(text, i) {
                 Some((s, after)) => {
@@ -690,12 +779,19 @@ fn scan_flat_object<'a>(
             _ => return None,
         };
         object.insert(entries, Cow::Borrowed(key), value);
+        gap_start = i;
+        // A predicted next gap starts here; otherwise read the separator.
+        if same && j < template.len() {
+            separator_due = true;
+            continue;
+        }
         i = skip_ws(b, i);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             Some(b'}') => {
+                let matched = same && j == template.len();
                 template.truncate(j);
-                return Some((object.finish(), i + 1));
+                return Some((object.finish(), i + 1, matched));
             }
             _ => return None,
         }
@@ -967,6 +1063,24 @@ mod tests {
             .filter(|l| !l.is_empty())
             .collect();
         assert_eq!(lines.len(), texts.len(), "{data:?}");
+        // Lines sharing a layout have the same keys at the same positions.
+        let shared: Vec<(Layout, Vec<&str>)> = lines
+            .iter_layouts()
+            .filter(|(layout, _)| layout.is_shared())
+            .map(|(layout, line)| {
+                (
+                    layout,
+                    line.entries().iter().map(|(k, _)| k.as_ref()).collect(),
+                )
+            })
+            .collect();
+        for (layout, keys) in &shared {
+            for (other, other_keys) in &shared {
+                if layout == other {
+                    assert_eq!(keys, other_keys, "{data:?}");
+                }
+            }
+        }
         for (got, text) in lines.iter().zip(&texts) {
             match serde_only(text) {
                 Ok(entries) => assert_eq!(got, Line::Object(&entries), "{text:?} in {data:?}"),
