@@ -392,18 +392,8 @@ pub enum Policy {
     Empty,
 }
 
-pub const SCHEMA: [&str; 10] = [
-    "year",
-    "reporter",
-    "partner",
-    "flow",
-    "hs",
-    "cmdCode",
-    "tradeValue",
-    "netWeight",
-    "qty",
-    "record_id",
-];
+/// The submission schema: the canonical fields in served order.
+pub const SCHEMA: [&str; 10] = benchaudit_scoring::f1::FIELDS;
 
 /// Runs `policy` to the end of the episode and returns the submit answer.
 pub async fn run_policy<A: Api>(api: &mut A, policy: Policy) -> Value {
