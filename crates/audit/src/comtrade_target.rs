@@ -203,11 +203,19 @@ impl Target for ComtradeTarget {
         let Some(t) = task(task_id) else {
             return Some(Err(format!("unknown task {task_id}")));
         };
-        let mut data = String::new();
+        // Each record as its compact JSON (the bytes `Value`'s `Display` writes) and a newline,
+        // written into one buffer.
+        let mut bytes = Vec::new();
         for r in &s.records {
-            data.push_str(&r.to_string());
-            data.push('\n');
+            if let Err(e) = serde_json::to_writer(&mut bytes, r) {
+                return Some(Err(format!("serialising a record: {e}")));
+            }
+            bytes.push(b'\n');
         }
+        let data = match String::from_utf8(bytes) {
+            Ok(d) => d,
+            Err(e) => return Some(Err(format!("serialising a record: {e}"))),
+        };
         let submission = Submission::new(data, s.metadata.to_string(), s.run_log.clone());
         Some(Ok(match self.configuration {
             Configuration::AsShipped => LegacyJudge.reward(t, seed, &submission),

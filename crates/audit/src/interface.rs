@@ -11,7 +11,7 @@ use benchaudit_agents::{EpisodeRecord, Level, RuleKind, RunOptions};
 use benchaudit_comtrade::{
     Episode, EpisodeOptions, FetchPageArgs, InterfaceProfile, TaskSpec, ToolError,
 };
-use benchaudit_runs::{Plan, Player, run_all};
+use benchaudit_runs::{Job, Plan, Player, collect};
 use serde::Serialize;
 
 use crate::card::{Cell, Status};
@@ -80,6 +80,16 @@ fn row(records: &[EpisodeRecord], player: &str, interface: InterfaceProfile) -> 
 
 /// Plays the probe and the control at L2 on `tasks` × `seeds` under both profiles.
 pub fn measure(tasks: &[&'static TaskSpec], seeds: &[u64], threads: usize) -> InterfaceConfound {
+    measure_with(tasks, seeds, &mut |jobs| collect(jobs, threads))
+}
+
+/// [`measure`], its episodes obtained from `play`, which returns the records of the jobs it is
+/// given in job order (the audit answers the ones an earlier stage played from their records).
+pub fn measure_with(
+    tasks: &[&'static TaskSpec],
+    seeds: &[u64],
+    play: &mut dyn FnMut(&[Job<'_>]) -> Vec<EpisodeRecord>,
+) -> InterfaceConfound {
     let audited = RunOptions::default().episode.interface;
     let mut rows = Vec::new();
     for interface in [InterfaceProfile::Legacy, InterfaceProfile::Strict] {
@@ -91,7 +101,7 @@ pub fn measure(tasks: &[&'static TaskSpec], seeds: &[u64], threads: usize) -> In
                 },
                 ..RunOptions::default()
             });
-        let records = run_all(&plan, threads);
+        let records = play(&plan.jobs());
         for p in plan.player_names() {
             rows.push(row(&records, &p, interface));
         }

@@ -40,17 +40,31 @@ pub fn measure(
     seeds: &[u64],
     threads: usize,
 ) -> Vec<MeasuredCell> {
+    measure_with(declared, suite, seeds, &mut |jobs| collect(jobs, threads))
+}
+
+/// [`measure`], its episodes obtained from `play`, which returns the records of the jobs it
+/// is given in job order (the audit answers the ones an earlier stage played from their
+/// records). Every cell's jobs go to `play` at once.
+pub fn measure_with(
+    declared: Option<&DeclaredOwnership>,
+    suite: &Suite,
+    seeds: &[u64],
+    play: &mut dyn FnMut(&[Job<'_>]) -> Vec<EpisodeRecord>,
+) -> Vec<MeasuredCell> {
     let oracle = Player::rule(RuleKind::Oracle);
     let stand_ins: Vec<Player> = RuleKind::STAND_INS
         .iter()
         .map(|k| Player::rule(*k))
         .collect();
-    let mut cells = Vec::new();
+    // Each cell's (level, decision) and how many of the jobs are its own, in order.
+    let mut groups: Vec<(Level, Decision, usize)> = Vec::new();
+    let mut jobs: Vec<Job<'_>> = Vec::new();
     for level in Level::ALL {
         for decision in Decision::ALL {
             let (kinds, task_ids) = (suite.ownership_probe)(decision);
             let tasks: Vec<&'static TaskSpec> = task_ids.iter().filter_map(|id| task(id)).collect();
-            let mut jobs: Vec<Job<'_>> = Vec::new();
+            let before = jobs.len();
             for kind in kinds {
                 let Some(player) = stand_ins.iter().find(|p| p.name() == kind.name()) else {
                     continue;
@@ -68,30 +82,36 @@ pub fn measure(
                     }
                 }
             }
-            let records = collect(&jobs, threads);
-            let pairs: Vec<(&EpisodeRecord, &EpisodeRecord)> = records
-                .chunks(2)
-                .filter_map(|c| Some((c.first()?, c.get(1)?)))
-                .collect();
-            let differed = pairs
-                .iter()
-                .filter(|(o, s)| o.payload_sha256 != s.payload_sha256)
-                .count();
-            let measured = if differed > 0 {
-                Owner::Model
-            } else {
-                Owner::Harness
-            };
-            cells.push(MeasuredCell {
-                level: level.to_string(),
-                decision: decision_name(decision).into(),
-                declared: declared
-                    .and_then(|d| d.owner(&level.to_string(), decision_name(decision))),
-                measured,
-                compared: pairs.len(),
-                differed,
-            });
+            groups.push((level, decision, jobs.len() - before));
         }
+    }
+    let all = play(&jobs);
+    let mut rest = all.as_slice();
+    let mut cells = Vec::new();
+    for (level, decision, n) in groups {
+        let (records, tail) = rest.split_at(n.min(rest.len()));
+        rest = tail;
+        let pairs: Vec<(&EpisodeRecord, &EpisodeRecord)> = records
+            .chunks(2)
+            .filter_map(|c| Some((c.first()?, c.get(1)?)))
+            .collect();
+        let differed = pairs
+            .iter()
+            .filter(|(o, s)| o.payload_sha256 != s.payload_sha256)
+            .count();
+        let measured = if differed > 0 {
+            Owner::Model
+        } else {
+            Owner::Harness
+        };
+        cells.push(MeasuredCell {
+            level: level.to_string(),
+            decision: decision_name(decision).into(),
+            declared: declared.and_then(|d| d.owner(&level.to_string(), decision_name(decision))),
+            measured,
+            compared: pairs.len(),
+            differed,
+        });
     }
     cells
 }

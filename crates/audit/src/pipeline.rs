@@ -9,7 +9,9 @@
 
 use benchaudit_agents::{Decision, Level, RuleKind};
 use benchaudit_comtrade::{TaskSpec, task, tasks};
-use benchaudit_runs::{Flow, Plan, Player, run_jobs};
+use benchaudit_runs::{Flow, Plan, Player, SideTask, collect, run_jobs_beside};
+use std::sync::OnceLock;
+
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -24,6 +26,9 @@ use crate::reliability::{self, PlayerReliability};
 use crate::replay::{self, RecordedEpisode, Replay};
 use crate::solvability::{self, OracleSolve, ReEmission};
 use crate::target::Target;
+
+mod played;
+use played::Played;
 
 /// Most worker threads the audit's episode stages use (they are CPU-bound and short).
 const MAX_THREADS: usize = 16;
@@ -147,57 +152,67 @@ pub fn audit_comtrade(
     let workers = threads.clamp(1, MAX_THREADS);
 
     let all: Vec<&'static TaskSpec> = tasks().iter().collect();
-    // The stages below are independent of each other but for the pool, which ownership and
-    // reliability read. Two of them are serial and long: the re-emission bound builds the
-    // o200k tokenizer (a 200 000-entry table, about a third of the audit's CPU) and the probe
-    // batteries score forged submissions one by one. With more than one worker they run on
-    // threads of their own beside the episode stages; every result is joined in stage order,
-    // so the audit is the same whatever the interleaving.
-    std::thread::scope(|scope| {
-        let parallel = workers > 1;
-        let re_emission_stage = || {
-            all.iter()
-                .map(|t| solvability::re_emission(t, config.step_limit))
-                .collect::<Result<Vec<_>, _>>()
-        };
-        let re_emission_thread = parallel.then(|| scope.spawn(re_emission_stage));
-
-        // Criterion sensitivity: the forged-submission battery under each configuration's
-        // scorer.
-        let battery = |t: &ComtradeTarget| probes::run_battery(t, suite.probe_tasks, 0);
-        let batteries: Vec<_> = if parallel {
-            let threads: Vec<_> = targets
-                .iter()
-                .map(|t| scope.spawn(move || battery(t)))
-                .collect();
-            threads
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("a probe battery panicked".into()))
-                })
-                .collect()
-        } else {
-            targets.iter().map(battery).collect()
-        };
-        let mut probes_all = Vec::new();
-        let mut sens_all = Vec::new();
-        for (t, result) in targets.iter().zip(batteries) {
-            let (p, s) = result?;
-            probes_all.push((t.configuration, p));
-            sens_all.push((t.configuration, s));
-        }
-
-        // Ownership by intervention, and the decision channels of every player's episodes.
-        let declared = targets.first().and_then(|t| t.ownership());
-        let measured = ownership::measure(declared.as_ref(), suite, &seeds, workers);
-        let exec = specs(suite.execution_tasks);
-        let pool_plan = config.pool_plan(suite);
-        let jobs = pool_plan.jobs();
-        let replay_seeds = &seeds[..seeds.len().min(3)];
-        let mut slots: Vec<Option<benchaudit_agents::EpisodeRecord>> = vec![None; jobs.len()];
-        let mut recorded: Vec<(usize, RecordedEpisode)> = Vec::new();
-        let pooled: Result<(), std::convert::Infallible> = run_jobs(&jobs, workers, |i, run| {
+    let exec = specs(suite.execution_tasks);
+    let replay_seeds: Vec<u64> = seeds[..seeds.len().min(3)].to_vec();
+    let replay_plan = replay::plan(
+        config
+            .players
+            .iter()
+            .filter(|p| p.model_config().is_none())
+            .cloned()
+            .collect(),
+        &Level::ALL,
+        &exec,
+        &replay_seeds,
+    );
+    let replay_jobs = replay_plan.jobs();
+    // Every stage plays through `played`, so an episode one stage played (the same rule
+    // player, level, task, seed and options) is read, not played again, by the next: the
+    // ownership intervention, replay's first run and the oracle's solvability read the pool.
+    // Replay's second run is the one that plays them again, on one worker.
+    //
+    // The serial parts independent of the pool run on the pool's own workers before its
+    // episodes, longest first: the re-emission bound (it builds the o200k tokenizer, a
+    // 200 000-entry table), replay's second run, and the probe batteries. So at most
+    // `workers` threads are busy and the longest serial part starts at once. Every result is
+    // joined in stage order and errors are reported in the serial order (a failing battery
+    // first), so the audit does not depend on the interleaving; `--jobs 1` runs the same
+    // parts one after the other.
+    let re_emission_out = OnceLock::new();
+    let rerun_out = OnceLock::new();
+    let battery_out = OnceLock::new();
+    let re_emission_stage = || {
+        let r = all
+            .iter()
+            .map(|t| solvability::re_emission(t, config.step_limit))
+            .collect::<Result<Vec<_>, _>>();
+        let _ = re_emission_out.set(r);
+    };
+    let rerun = || {
+        let _ = rerun_out.set(collect(&replay_jobs, 1));
+    };
+    // Criterion sensitivity: the forged-submission battery under each configuration's scorer
+    // (the configurations share the forged submissions and their ground truth).
+    let battery = || {
+        let shared: Vec<&dyn crate::target::Target> = targets
+            .iter()
+            .map(|t| t as &dyn crate::target::Target)
+            .collect();
+        let _ = battery_out.set(probes::run_batteries(&shared, suite.probe_tasks, 0));
+    };
+    let side: Vec<SideTask<'_>> = vec![
+        Box::new(re_emission_stage),
+        Box::new(rerun),
+        Box::new(battery),
+    ];
+    // The pool: every player's episodes (the decision channels, the 2×2, the reliability
+    // spectrum, and the first run of replay read it).
+    let pool_plan = config.pool_plan(suite);
+    let jobs = pool_plan.jobs();
+    let mut slots: Vec<Option<benchaudit_agents::EpisodeRecord>> = vec![None; jobs.len()];
+    let mut recorded: Vec<(usize, RecordedEpisode)> = Vec::new();
+    let pooled: Result<(), std::convert::Infallible> =
+        run_jobs_beside(&jobs, workers, side, |i, run| {
             // A model's episodes on the replay seeds keep their provider exchange for replay.
             if let Some(job) = jobs.get(i)
                 && let Some(model) = job.player.model_config()
@@ -218,161 +233,173 @@ pub fn audit_comtrade(
             }
             Ok(Flow::Continue)
         });
-        match pooled {
-            Ok(()) => {}
-            Err(never) => match never {},
-        }
-        let pool: Vec<benchaudit_agents::EpisodeRecord> = slots.into_iter().flatten().collect();
-        recorded.sort_by_key(|(i, _)| *i);
-        let recorded: Vec<RecordedEpisode> = recorded.into_iter().map(|(_, e)| e).collect();
-        let names = pool_plan.player_names();
-        let channels = ownership::channels_by_player(&pool, &names);
-        let calibration = ownership::calibration(&pool);
+    match pooled {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
 
-        // The 2×2 joint intervention.
-        let joint_task = task(suite.joint_task).ok_or("registry lost the joint task")?;
-        // Its episodes are the pool's on the joint task at L0 and L2 when the pool holds that
-        // task: the same episodes, so a model is not called twice for them (and the 2×2 reads
-        // the very episodes the channels and the spectrum read).
-        let joint = if exec.iter().any(|t| t.task_id == joint_task.task_id) {
-            let cells: Vec<_> = pool
-                .iter()
-                .filter(|r| {
-                    r.key.task_id == joint_task.task_id
-                        && matches!(r.key.level, Level::L0 | Level::L2)
-                })
-                .cloned()
-                .collect();
-            joint::compute(&cells, &|player, _, _| player.to_string())
-        } else {
-            joint::run(config.players.clone(), joint_task, &seeds, workers).0
-        };
+    let pool: Vec<benchaudit_agents::EpisodeRecord> = slots.into_iter().flatten().collect();
+    let mut played = Played::new(workers);
+    played.add(&jobs, &pool);
+    let mut play = |jobs: &[benchaudit_runs::Job<'_>]| played.play(jobs);
+    recorded.sort_by_key(|(i, _)| *i);
+    let recorded: Vec<RecordedEpisode> = recorded.into_iter().map(|(_, e)| e).collect();
+    let names = pool_plan.player_names();
+    let channels = ownership::channels_by_player(&pool, &names);
+    let calibration = ownership::calibration(&pool);
 
-        // Replay: every rule player of the plan re-run on the first seeds, every model episode
-        // of those seeds replayed from its recorded provider responses.
-        let replay = replay::run(
-            config
-                .players
-                .iter()
-                .filter(|p| p.model_config().is_none())
-                .cloned()
-                .collect(),
-            &Level::ALL,
-            &exec,
-            replay_seeds,
-            workers,
-            &recorded,
-        )?;
+    // Ownership by intervention.
+    let declared = targets.first().and_then(|t| t.ownership());
+    let measured = ownership::measure_with(declared.as_ref(), suite, &seeds, &mut play);
 
-        // The interface confound (C.6 is the joint task, T3): evidence on the card, no lattice
-        // input.
-        let interface = interface::measure(&[joint_task], &seeds, workers);
-        let interface_cell = interface::cell(&interface);
-
-        // Solvability; reliability by level over the execution tasks solvable within the
-        // output budget.
-        let (oracle, _) = solvability::oracle(&all, &seeds, workers);
-        let re_emission = match re_emission_thread {
-            Some(h) => h
-                .join()
-                .unwrap_or_else(|_| Err("the re-emission stage panicked".into()))?,
-            None => re_emission_stage()?,
-        };
-        let scale_bound: Vec<&ReEmission> = re_emission.iter().filter(|r| r.scale_bound).collect();
-        let solvable_tasks: Vec<String> = re_emission
+    // The 2×2 joint intervention.
+    let joint_task = task(suite.joint_task).ok_or("registry lost the joint task")?;
+    // Its episodes are the pool's on the joint task at L0 and L2 when the pool holds that
+    // task: the same episodes, so a model is not called twice for them (and the 2×2 reads
+    // the very episodes the channels and the spectrum read).
+    let joint = if exec.iter().any(|t| t.task_id == joint_task.task_id) {
+        let cells: Vec<_> = pool
             .iter()
-            .filter(|r| !r.scale_bound)
-            .map(|r| r.task.clone())
-            .collect();
-        let spectrum_pool: Vec<benchaudit_agents::EpisodeRecord> = pool
-            .iter()
-            .filter(|r| solvable_tasks.contains(&r.key.task_id))
+            .filter(|r| {
+                r.key.task_id == joint_task.task_id && matches!(r.key.level, Level::L0 | Level::L2)
+            })
             .cloned()
             .collect();
-        let reliability = reliability::spectrum(&spectrum_pool, &names, threads);
-        // Who is judged for non-degeneracy: the oracle (the rule target's player) and every
-        // model, never the stand-ins built to deviate.
-        let judged: Vec<String> = config
-            .players
-            .iter()
-            .filter(|p| p.name() == RuleKind::Oracle.name() || p.model_config().is_some())
-            .map(|p| p.name().to_string())
-            .collect();
-        let cards = targets
-            .iter()
-            .map(|t| {
-                let p = probes_all
-                    .iter()
-                    .find(|(c, _)| *c == t.configuration)
-                    .map_or(&[][..], |(_, p)| p.as_slice());
-                let s = sens_all
-                    .iter()
-                    .find(|(c, _)| *c == t.configuration)
-                    .map_or(&[][..], |(_, s)| s.as_slice());
-                let mut card = Card::new(
-                    t.name(),
-                    t.declared_scorer_kind(),
-                    probes::criterion_cell(s, p, t.resolution()),
-                    ownership::cell(t, &measured, &calibration),
-                    replay::cell(&replay),
-                )
-                .with_interface(interface_cell.clone());
-                if let Some(d) = t.ownership() {
-                    let mut levels = vec![Level::L1.to_string()];
-                    if !levels.contains(&d.scored_level) {
-                        levels.push(d.scored_level.clone());
-                    }
-                    for level in &levels {
-                        for player in &judged {
-                            if let Some(c) = channels
-                                .iter()
-                                .find(|c| &c.level == level && &c.player == player)
-                            {
-                                card.non_degeneracy.push(PlayerVerdict {
-                                    level: level.clone(),
-                                    player: player.clone(),
-                                    verdict: ownership::player_cell(&d, &measured, c),
-                                });
-                            }
+        joint::compute(&cells, &|player, _, _| player.to_string())
+    } else {
+        joint::run(config.players.clone(), joint_task, &seeds, workers).0
+    };
+
+    // The interface confound (C.6 is the joint task, T3): evidence on the card, no lattice
+    // input.
+    let interface = interface::measure_with(&[joint_task], &seeds, &mut play);
+    let interface_cell = interface::cell(&interface);
+
+    // Solvability; reliability by level over the execution tasks solvable within the
+    // output budget.
+    let (oracle, _) = solvability::oracle_with(&all, &seeds, &mut play);
+
+    let batteries = battery_out
+        .into_inner()
+        .ok_or("the probe batteries did not run")?;
+    let mut probes_all = Vec::new();
+    let mut sens_all = Vec::new();
+    for (t, result) in targets.iter().zip(batteries) {
+        let (p, s) = result?;
+        probes_all.push((t.configuration, p));
+        sens_all.push((t.configuration, s));
+    }
+
+    // Replay: every rule player of the plan on the first seeds, its first run read from the
+    // pool and its second played again; every model episode of those seeds replayed from
+    // its recorded provider responses.
+    let first = play(&replay_jobs);
+
+    let second = rerun_out
+        .into_inner()
+        .ok_or("replay's second run did not run")?;
+    let replay = replay::compare(replay_plan.player_names(), &first, &second, &recorded)?;
+
+    let re_emission = re_emission_out
+        .into_inner()
+        .ok_or("the re-emission stage did not run")??;
+
+    let scale_bound: Vec<&ReEmission> = re_emission.iter().filter(|r| r.scale_bound).collect();
+    let solvable_tasks: Vec<String> = re_emission
+        .iter()
+        .filter(|r| !r.scale_bound)
+        .map(|r| r.task.clone())
+        .collect();
+    let spectrum_pool: Vec<benchaudit_agents::EpisodeRecord> = pool
+        .iter()
+        .filter(|r| solvable_tasks.contains(&r.key.task_id))
+        .cloned()
+        .collect();
+    let reliability = reliability::spectrum(&spectrum_pool, &names, threads);
+
+    // Who is judged for non-degeneracy: the oracle (the rule target's player) and every
+    // model, never the stand-ins built to deviate.
+    let judged: Vec<String> = config
+        .players
+        .iter()
+        .filter(|p| p.name() == RuleKind::Oracle.name() || p.model_config().is_some())
+        .map(|p| p.name().to_string())
+        .collect();
+    let cards = targets
+        .iter()
+        .map(|t| {
+            let p = probes_all
+                .iter()
+                .find(|(c, _)| *c == t.configuration)
+                .map_or(&[][..], |(_, p)| p.as_slice());
+            let s = sens_all
+                .iter()
+                .find(|(c, _)| *c == t.configuration)
+                .map_or(&[][..], |(_, s)| s.as_slice());
+            let mut card = Card::new(
+                t.name(),
+                t.declared_scorer_kind(),
+                probes::criterion_cell(s, p, t.resolution()),
+                ownership::cell(t, &measured, &calibration),
+                replay::cell(&replay),
+            )
+            .with_interface(interface_cell.clone());
+            if let Some(d) = t.ownership() {
+                let mut levels = vec![Level::L1.to_string()];
+                if !levels.contains(&d.scored_level) {
+                    levels.push(d.scored_level.clone());
+                }
+                for level in &levels {
+                    for player in &judged {
+                        if let Some(c) = channels
+                            .iter()
+                            .find(|c| &c.level == level && &c.player == player)
+                        {
+                            card.non_degeneracy.push(PlayerVerdict {
+                                level: level.clone(),
+                                player: player.clone(),
+                                verdict: ownership::player_cell(&d, &measured, c),
+                            });
                         }
                     }
                 }
-                if card.licensed_claim == crate::lattice::Claim::ModelCapability {
-                    card.claim_scope = Some(ClaimScope {
-                        holds_on: solvable_tasks.clone(),
-                        excluded: scale_bound
-                            .iter()
-                            .map(|r| ExcludedTask {
-                                task: r.task.clone(),
-                                reason: "scale-bound".into(),
-                            })
-                            .collect(),
-                    });
-                }
-                card
-            })
-            .collect();
-        let mut audit = ComtradeAudit {
-            seeds,
-            players: names,
-            probes: probes_all,
-            sensitivity: sens_all,
-            ownership: measured,
-            channels,
-            calibration,
-            solvable_tasks,
-            joint,
-            replay,
-            reliability,
-            oracle,
-            re_emission,
-            interface,
-            cards,
-            checks: Vec::new(),
-        };
-        audit.checks = checks(&audit, suite);
-        Ok(audit)
-    })
+            }
+            if card.licensed_claim == crate::lattice::Claim::ModelCapability {
+                card.claim_scope = Some(ClaimScope {
+                    holds_on: solvable_tasks.clone(),
+                    excluded: scale_bound
+                        .iter()
+                        .map(|r| ExcludedTask {
+                            task: r.task.clone(),
+                            reason: "scale-bound".into(),
+                        })
+                        .collect(),
+                });
+            }
+            card
+        })
+        .collect();
+    let mut audit = ComtradeAudit {
+        seeds,
+        players: names,
+        probes: probes_all,
+        sensitivity: sens_all,
+        ownership: measured,
+        channels,
+        calibration,
+        solvable_tasks,
+        joint,
+        replay,
+        reliability,
+        oracle,
+        re_emission,
+        interface,
+        cards,
+        checks: Vec::new(),
+    };
+
+    audit.checks = checks(&audit, suite);
+    Ok(audit)
 }
 
 impl ComtradeAudit {

@@ -1,6 +1,10 @@
 //! The forged-submission probe battery and criterion sensitivity (paper §3.2, A.13): forged
 //! submissions of known ground-truth quality go through the target's scorer; a criterion-valid
 //! scorer must rank the correct set strictly above every set of lower quality.
+//!
+//! Why one file over 600 lines: 520 lines of code and the tests that pin them; the forgeries,
+//! the one-target battery and the shared battery of several targets must give the same
+//! results, and their tests compare them side by side.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -364,6 +368,103 @@ pub fn run_battery(
     Ok((results, sens))
 }
 
+/// One battery outcome per target: its probe results and sensitivity verdicts, or the failure
+/// that stopped it.
+pub type BatteryOutcome = Result<(Vec<ProbeResult>, Vec<Sensitivity>), String>;
+
+/// What one forged submission gave: its ground-truth F1 and each sharing target's score
+/// (`None`: the target has no scorer hook).
+type Scored = (f64, Vec<Option<Result<f64, String>>>);
+
+/// [`run_battery`] for several targets at once, the same outcome for each: targets whose truth
+/// hook gives the same records (and the same page count) for a task share its forged
+/// submissions and their ground-truth F1, which are then built once, and only the scorers run
+/// per target.
+pub fn run_batteries(targets: &[&dyn Target], tasks: &[&str], seed: u64) -> Vec<BatteryOutcome> {
+    let mut out: Vec<BatteryOutcome> = targets
+        .iter()
+        .map(|_| Ok((Vec::new(), Vec::new())))
+        .collect();
+    for (i, &id) in tasks.iter().enumerate() {
+        // The wrong-task probe answers the battery's next task, or a made-up id with one task.
+        let other = match tasks.get((i + 1) % tasks.len()) {
+            Some(o) if *o != id => (*o).to_string(),
+            _ => format!("{id}_other"),
+        };
+        // (truth, pages, the targets sharing them)
+        let mut groups: Vec<(Vec<Value>, u32, Vec<usize>)> = Vec::new();
+        for (t, target) in targets.iter().enumerate() {
+            if out.get(t).is_none_or(Result::is_err) {
+                continue;
+            }
+            match target.truth(id, seed) {
+                None => {}
+                Some(Err(e)) => {
+                    out[t] = Err(format!("truth hook failed for {id} seed {seed}: {e}"));
+                }
+                Some(Ok(truth)) => {
+                    let pages = target.pages(id);
+                    match groups
+                        .iter_mut()
+                        .find(|(tr, p, _)| *p == pages && *tr == truth)
+                    {
+                        Some(g) => g.2.push(t),
+                        None => groups.push((truth, pages, vec![t])),
+                    }
+                }
+            }
+        }
+        let score = |(g, kind): (usize, ProbeKind)| -> Scored {
+            let (truth, pages, members) = &groups[g];
+            let forged = forge(kind, id, truth, *pages, &other);
+            let gt = ground_truth_f1(truth, &forged.records);
+            let scores = members
+                .iter()
+                .map(|&t| targets[t].score(id, seed, &forged))
+                .collect();
+            (gt, scores)
+        };
+        let scored: Vec<Scored> = (0..groups.len())
+            .flat_map(|g| ProbeKind::ALL.into_iter().map(move |k| (g, k)))
+            .map(score)
+            .collect();
+        for (g, (_, _, members)) in groups.iter().enumerate() {
+            for (m, &t) in members.iter().enumerate() {
+                let mut results = Vec::with_capacity(ProbeKind::ALL.len());
+                for (k, kind) in ProbeKind::ALL.into_iter().enumerate() {
+                    let Some((gt, scores)) = scored.get(g * ProbeKind::ALL.len() + k) else {
+                        break;
+                    };
+                    let (score, error) = match scores.get(m) {
+                        Some(Some(Ok(s))) => (Some(*s), None),
+                        Some(Some(Err(e))) => (None, Some(e.clone())),
+                        // No scorer hook: the task is not probed for this target.
+                        _ => break,
+                    };
+                    results.push(ProbeResult {
+                        task: id.into(),
+                        seed,
+                        kind,
+                        target_score: score,
+                        ground_truth: *gt,
+                        error,
+                    });
+                }
+                if results.len() < ProbeKind::ALL.len() {
+                    continue;
+                }
+                if let Some(Ok((probes, sens))) = out.get_mut(t) {
+                    if let Some(s) = sensitivity(&results, targets[t].resolution()) {
+                        sens.push(s);
+                    }
+                    probes.extend(results);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The criterion-sensitivity cell of the card, from the batteries' verdicts.
 pub fn criterion_cell(sens: &[Sensitivity], probes: &[ProbeResult], epsilon: f64) -> Cell {
     if sens.is_empty() {
@@ -542,6 +643,86 @@ mod tests {
                 .expect("correct")
                 .violations
                 .is_empty()
+        );
+    }
+
+    /// A target whose truth hook fails on one task, or which has no scorer.
+    struct Partial {
+        truth_fails_on: &'static str,
+        scores: bool,
+    }
+
+    impl Target for Partial {
+        fn name(&self) -> String {
+            "partial".into()
+        }
+        fn ownership(&self) -> Option<crate::target::DeclaredOwnership> {
+            None
+        }
+        fn registry(&self) -> Option<Vec<crate::target::TargetTask>> {
+            None
+        }
+        fn truth(&self, task: &str, _seed: u64) -> Option<Result<Vec<Value>, String>> {
+            Some(if task == self.truth_fails_on {
+                Err("no truth here".into())
+            } else {
+                Ok(truth())
+            })
+        }
+        fn score(&self, _task: &str, _seed: u64, s: &Forged) -> Option<Result<f64, String>> {
+            self.scores.then(|| {
+                if s.records.is_empty() {
+                    Err("nothing to score".into())
+                } else {
+                    Ok(s.records.len() as f64 / 100.0)
+                }
+            })
+        }
+    }
+
+    /// Sharing forged submissions between targets changes no target's battery: each one's
+    /// outcome is what its own `run_battery` gives, including a failing truth hook, a missing
+    /// scorer and a scorer error.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn batteries_run_together_equal_each_targets_own() {
+        use crate::comtrade_target::{ComtradeTarget, Configuration};
+        let shipped = ComtradeTarget::new(Configuration::AsShipped);
+        let repaired = ComtradeTarget::new(Configuration::Repaired);
+        let tasks = ["T3_duplicates", "T4_rate_limit_429"];
+        let alone = [
+            run_battery(&shipped, &tasks, 1),
+            run_battery(&repaired, &tasks, 1),
+        ];
+        assert!(alone.iter().all(|r| r.as_ref().unwrap().0.len() == 22));
+        assert_eq!(run_batteries(&[&shipped, &repaired], &tasks, 1), alone);
+        let fails = Partial {
+            truth_fails_on: "B",
+            scores: true,
+        };
+        let unscored = Partial {
+            truth_fails_on: "none",
+            scores: false,
+        };
+        let fine = Partial {
+            truth_fails_on: "none",
+            scores: true,
+        };
+        let tasks = ["A", "B", "C"];
+        let together = run_batteries(&[&fails, &unscored, &fine], &tasks, 0);
+        let own = [
+            run_battery(&fails, &tasks, 0),
+            run_battery(&unscored, &tasks, 0),
+            run_battery(&fine, &tasks, 0),
+        ];
+        assert_eq!(together, own);
+        assert!(together[0].as_ref().unwrap_err().contains("no truth here"));
+        assert_eq!(together[1].as_ref().unwrap().0.len(), 0);
+        let fine = &together[2].as_ref().unwrap().0;
+        assert_eq!(fine.len(), 33);
+        assert!(
+            fine.iter()
+                .any(|p| p.error.as_deref() == Some("nothing to score"))
         );
     }
 }

@@ -187,6 +187,22 @@ fn replay_model(e: &RecordedEpisode) -> Result<Option<EpisodeRecord>, String> {
     Ok(Some(run.record))
 }
 
+/// The rule players' episodes replay re-runs: every player × level × task × seed, default
+/// options.
+pub fn plan(
+    rule_players: Vec<Player>,
+    levels: &[Level],
+    tasks: &[&'static TaskSpec],
+    seeds: &[u64],
+) -> Plan {
+    Plan::new(
+        rule_players,
+        levels.to_vec(),
+        tasks.to_vec(),
+        seeds.to_vec(),
+    )
+}
+
 /// Runs every episode of the rule players × levels × tasks × seeds twice (on `threads`
 /// workers, then on one) and replays every recorded model episode from its provider
 /// responses; compares each pair outside timing.
@@ -201,22 +217,40 @@ pub fn run(
     threads: usize,
     models: &[RecordedEpisode],
 ) -> Result<Replay, String> {
-    let mut players: Vec<String> = rule_players.iter().map(|p| p.name().to_string()).collect();
-    let plan = Plan::new(
-        rule_players,
-        levels.to_vec(),
-        tasks.to_vec(),
-        seeds.to_vec(),
-    );
+    let plan = plan(rule_players, levels, tasks, seeds);
     let jobs = plan.jobs();
     let first = collect(&jobs, threads);
     let second = collect(&jobs, 1);
+    compare(plan.player_names(), &first, &second, models)
+}
+
+/// The verdict on two runs of the rule players' episodes of a [`plan`] — `first` as an earlier
+/// stage played them (the audit's episode pool, on its workers), `second` a re-run of the same
+/// jobs on one worker, both in job order — and on every recorded model episode, replayed here
+/// from its provider responses. `players` are the rule players' names.
+///
+/// # Errors
+/// The loopback replay endpoint could not be opened.
+pub fn compare(
+    players: Vec<String>,
+    first: &[EpisodeRecord],
+    second: &[EpisodeRecord],
+    models: &[RecordedEpisode],
+) -> Result<Replay, String> {
+    let mut players = players;
     let mut mismatches: Vec<String> = first
         .iter()
-        .zip(&second)
+        .zip(second)
         .filter(|(a, b)| comparable(a) != comparable(b))
         .map(|(a, _)| name(a))
         .collect();
+    if first.len() != second.len() {
+        mismatches.push(format!(
+            "{} episodes in the first run, {} in the second",
+            first.len(),
+            second.len()
+        ));
+    }
     let mut not_replayed = Vec::new();
     let mut model_episodes = 0;
     for e in models {
@@ -235,8 +269,8 @@ pub fn run(
     }
     Ok(Replay {
         players,
-        episodes: jobs.len() + model_episodes,
-        rule_episodes: jobs.len(),
+        episodes: first.len() + model_episodes,
+        rule_episodes: first.len(),
         model_episodes,
         not_replayed,
         mismatches,

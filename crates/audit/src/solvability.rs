@@ -5,7 +5,7 @@
 
 use benchaudit_agents::{EpisodeRecord, Level, RuleKind};
 use benchaudit_comtrade::{Generator, Row, RowWriter, TaskSpec, record::record_id};
-use benchaudit_runs::{Plan, Player, run_all};
+use benchaudit_runs::{Job, Plan, Player, collect};
 use serde::Serialize;
 
 /// Output-token budgets of the paper (non-reasoning, reasoning-class).
@@ -107,13 +107,23 @@ pub fn oracle(
     seeds: &[u64],
     threads: usize,
 ) -> (Vec<OracleSolve>, Vec<EpisodeRecord>) {
+    oracle_with(tasks, seeds, &mut |jobs| collect(jobs, threads))
+}
+
+/// [`oracle`], its episodes obtained from `play`, which returns the records of the jobs it is
+/// given in job order (the audit answers the ones an earlier stage played from their records).
+pub fn oracle_with(
+    tasks: &[&'static TaskSpec],
+    seeds: &[u64],
+    play: &mut dyn FnMut(&[Job<'_>]) -> Vec<EpisodeRecord>,
+) -> (Vec<OracleSolve>, Vec<EpisodeRecord>) {
     let plan = Plan::new(
         vec![Player::rule(RuleKind::Oracle)],
         vec![Level::L2],
         tasks.to_vec(),
         seeds.to_vec(),
     );
-    let records = run_all(&plan, threads);
+    let records = play(&plan.jobs());
     let solves = tasks
         .iter()
         .map(|t| {

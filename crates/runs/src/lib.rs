@@ -80,6 +80,6 @@ pub use merge::{Merged, merge};
 pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};
 pub use player::Player;
-pub use runner::{Flow, collect, run_all, run_jobs};
+pub use runner::{Flow, SideTask, collect, run_all, run_jobs, run_jobs_beside};
 pub use seeds::{SeedSet, format_seeds, parse_seeds};
 pub use shard::{Shard, ShardRun};

@@ -31,15 +31,42 @@ pub enum Flow {
 pub fn run_jobs<E>(
     jobs: &[Job<'_>],
     threads: usize,
+    on_done: impl FnMut(usize, EpisodeRun) -> Result<Flow, E>,
+) -> Result<(), E> {
+    run_jobs_beside(jobs, threads, Vec::new(), on_done)
+}
+
+/// Work the runner's workers do besides episodes (see [`run_jobs_beside`]).
+pub type SideTask<'a> = Box<dyn FnOnce() + Send + 'a>;
+
+/// [`run_jobs`], the same workers first running `side` — other work of the caller, each task
+/// once, in order, a worker taking the next one as it finishes one — and then the episodes.
+/// So a caller with serial work beside its episodes (a long computation that cannot be split)
+/// keeps at most `threads` threads busy instead of a thread of its own beside the workers,
+/// and the longest side task, put first, starts at once. Side tasks hand their results back
+/// themselves (through what they capture) and always run, even when `on_done` stops the
+/// episodes; workers are at least one, at most the number of side tasks plus jobs.
+pub fn run_jobs_beside<E>(
+    jobs: &[Job<'_>],
+    threads: usize,
+    side: Vec<SideTask<'_>>,
     mut on_done: impl FnMut(usize, EpisodeRun) -> Result<Flow, E>,
 ) -> Result<(), E> {
     let next = AtomicUsize::new(0);
+    let workers = threads.max(1).min((jobs.len() + side.len()).max(1));
+    let side = std::sync::Mutex::new(std::collections::VecDeque::from(side));
     let (tx, rx) = mpsc::channel::<(usize, EpisodeRun)>();
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1).min(jobs.len().max(1)) {
+        for _ in 0..workers {
             let tx = tx.clone();
             let next = &next;
+            let side = &side;
             scope.spawn(move || {
+                // A poisoned queue means a side task panicked; the panic is re-raised when the
+                // scope ends.
+                while let Some(task) = side.lock().ok().and_then(|mut q| q.pop_front()) {
+                    task();
+                }
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
@@ -189,5 +216,47 @@ mod tests {
         assert_eq!(result, Err("disk full"));
         // With one worker, at most the episode in flight finishes after the failure.
         assert_eq!(seen, 2);
+    }
+
+    #[test]
+    fn side_tasks_run_once_each_beside_the_episodes_on_the_same_workers() {
+        let plan = plan();
+        let jobs = plan.jobs();
+        for threads in [1, 2, 5] {
+            let ran = std::sync::Mutex::new(Vec::new());
+            let side: Vec<SideTask<'_>> = (0..3)
+                .map(|i| {
+                    let ran = &ran;
+                    Box::new(move || ran.lock().unwrap().push(i)) as SideTask<'_>
+                })
+                .collect();
+            let mut done = 0;
+            let result: Result<(), ()> = run_jobs_beside(&jobs, threads, side, |_, _| {
+                done += 1;
+                // Stopping the episodes leaves the side tasks to run.
+                Ok(Flow::Stop)
+            });
+            assert_eq!(result, Ok(()));
+            let mut ran = ran.into_inner().unwrap();
+            ran.sort_unstable();
+            assert_eq!(ran, [0, 1, 2], "{threads} threads");
+            assert!(done >= 1, "no episode handed over with {threads} threads");
+        }
+        // One worker runs the side tasks in order before any episode.
+        let order = std::sync::Mutex::new(Vec::new());
+        let side: Vec<SideTask<'_>> = (0..2)
+            .map(|i| {
+                let order = &order;
+                Box::new(move || order.lock().unwrap().push(format!("side {i}"))) as SideTask<'_>
+            })
+            .collect();
+        let result: Result<(), ()> = run_jobs_beside(&jobs, 1, side, |i, _| {
+            order.lock().unwrap().push(format!("job {i}"));
+            Ok(Flow::Continue)
+        });
+        assert_eq!(result, Ok(()));
+        let order = order.into_inner().unwrap();
+        assert_eq!(order.len(), 2 + jobs.len());
+        assert_eq!(order[..3], ["side 0", "side 1", "job 0"]);
     }
 }
