@@ -5,6 +5,9 @@
 #   RELEASED_MOCK=/path/to/released-mock scripts/bench/compare.sh
 #   RELEASED_MOCK=… DURATION=8 ROUNDS=2 TASKS="T2_multi_page T3_duplicates T7_totals_trap" scripts/bench/compare.sh
 #
+# TASKS defaults to the ten tasks the released service knows (T1 … T10; T9_clean_ab is
+# benchaudit's own control task and has no released counterpart).
+#
 # RELEASED_MOCK is a directory holding the released service's app.py and a run.sh that serves
 # it (`run.sh PORT`: uvicorn, one worker, on 127.0.0.1:PORT). Nothing of it is part of this
 # repository; the script only starts it.
@@ -32,7 +35,7 @@ set -euo pipefail
 DURATION=${DURATION:-8}
 ROUNDS=${ROUNDS:-2}
 CONNECTIONS=${CONNECTIONS:-16}
-TASKS=${TASKS:-"T2_multi_page T3_duplicates T7_totals_trap"}
+TASKS=${TASKS:-"T1_single_page T2_multi_page T3_duplicates T4_rate_limit_429 T5_server_error_500 T6_page_drift T7_totals_trap T8_mixed_faults T9_adaptive_adversary T10_constrained_budget"}
 WRK_CPU=${WRK_CPU:-0}
 SERVER_CPU=${SERVER_CPU:-1}
 PORT_A=${PORT_A:-19001}
@@ -122,7 +125,7 @@ echo "machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinf
 echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s --latency, wrk on CPU $WRK_CPU, servers on CPU $SERVER_CPU; $ROUNDS rounds A B A B"
 echo "A = released mock ($RELEASED_MOCK/run.sh), B = $BIN serve"
 echo
-printf '%-16s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s\n' task round "A req/s" "A p99" "A cpu-us" "B req/s" "B p99" "B cpu-us" "B/A" "cpu A/B" "load (1 5 15)"
+printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s\n' task round "A req/s" "A p99" "A cpu-us" "B req/s" "B p99" "B cpu-us" "B/A" "cpu A/B" "load (1 5 15)"
 declare -A SUM_A SUM_B SUM_CA SUM_CB URL_A URL_B
 for task in $TASKS; do
   id=$(open_episode "$task")
@@ -146,7 +149,7 @@ for round in $(seq 1 "$ROUNDS"); do
     cpu_ratio=$(python3 -c "print(f'{$a_cpu / $b_cpu:.1f}x' if $b_cpu > 0 else 'n/a')")
     note=""
     [[ "$a_bad$b_bad" == "00" ]] || note="  non-2xx: A $a_bad, B $b_bad"
-    printf '%-16s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s%s\n' "$task" "$round" "$a_rps" "$a_p99" "$a_cpu" "$b_rps" "$b_p99" "$b_cpu" "$ratio" "$cpu_ratio" "$(load)" "$note"
+    printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s%s\n' "$task" "$round" "$a_rps" "$a_p99" "$a_cpu" "$b_rps" "$b_p99" "$b_cpu" "$ratio" "$cpu_ratio" "$(load)" "$note"
     SUM_CA[$task]=$(python3 -c "print(${SUM_CA[$task]} + $a_cpu)")
     SUM_CB[$task]=$(python3 -c "print(${SUM_CB[$task]} + $b_cpu)")
     SUM_A[$task]=$(python3 -c "print(${SUM_A[$task]} + $a_rps)")
@@ -157,17 +160,17 @@ echo
 for task in $TASKS; do
   bytes_a=$(curl -sS "${URL_A[$task]}" | wc -c)
   bytes_b=$(curl -sS "${URL_B[$task]}" | wc -c)
-  python3 -c "print(f'{\"$task\":<16} over all rounds: throughput B/A = {${SUM_B[$task]} / ${SUM_A[$task]}:.1f}x, CPU per request A/B = {${SUM_CA[$task]} / max(${SUM_CB[$task]}, 1e-9):.1f}x   (page 1 body: A $bytes_a bytes, B $bytes_b bytes)')"
+  python3 -c "print(f'{\"$task\":<22} over all rounds: throughput B/A = {${SUM_B[$task]} / ${SUM_A[$task]}:.1f}x, CPU per request A/B = {${SUM_CA[$task]} / max(${SUM_CB[$task]}, 1e-9):.1f}x   (page 1 body: A $bytes_a bytes, B $bytes_b bytes)')"
 done
 
 echo
 echo "MCP tools/call fetch_page {page: 1} on benchaudit (POST /v1/episodes/{id}/mcp, JSON response)"
-printf '%-16s %12s %10s %9s  %s\n' task "req/s" p99 "cpu-us" "load (1 5 15)"
+printf '%-22s %12s %10s %9s  %s\n' task "req/s" p99 "cpu-us" "load (1 5 15)"
 for task in $TASKS; do
   id=$(open_episode "$task")
   url="http://127.0.0.1:$PORT_B/v1/episodes/$id/mcp"
   read -r m_rps m_p99 m_bad m_cpu < <(run_wrk "$PID_B" "$url" -s "$WORK/mcp.lua")
   note=""
   [[ "$m_bad" == "0" ]] || note="  non-2xx: $m_bad"
-  printf '%-16s %12s %10s %9s  %s%s\n' "$task" "$m_rps" "$m_p99" "$m_cpu" "$(load)" "$note"
+  printf '%-22s %12s %10s %9s  %s%s\n' "$task" "$m_rps" "$m_p99" "$m_cpu" "$(load)" "$note"
 done
