@@ -37,9 +37,6 @@ pub struct CostScatterData {
     pub points: Vec<CostPoint>,
 }
 
-const WIDTH: u32 = 1000;
-const HEIGHT: u32 = 640;
-
 impl Figure for CostScatterData {
     fn validate(&self) -> crate::Result<()> {
         if self.points.is_empty() {
@@ -57,8 +54,8 @@ impl Figure for CostScatterData {
 
     fn size(&self) -> crate::Result<(u32, u32)> {
         Ok((
-            WIDTH.max(style::head_width(&self.title, Some(&self.note))?),
-            HEIGHT,
+            style::PLOT_WIDTH.max(style::head_width(&self.title, Some(&self.note))?),
+            style::PLOT_HEIGHT,
         ))
     }
 

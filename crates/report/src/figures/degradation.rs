@@ -53,8 +53,6 @@ pub struct DegradationData {
     pub series: Vec<DegradationSeries>,
 }
 
-const WIDTH: u32 = 1000;
-const HEIGHT: u32 = 640;
 /// Height of one legend row.
 const LEGEND_ROW: i32 = 24;
 
@@ -101,8 +99,8 @@ impl Figure for DegradationData {
         let legend = self.legend_width()?;
         let rows = u32::try_from(self.series.len()).unwrap_or(u32::MAX);
         Ok((
-            (WIDTH + legend).max(style::head_width(&self.title, Some(&self.note))?),
-            HEIGHT.max(120 + rows.saturating_mul(LEGEND_ROW as u32)),
+            (style::PLOT_WIDTH + legend).max(style::head_width(&self.title, Some(&self.note))?),
+            style::PLOT_HEIGHT.max(120 + rows.saturating_mul(LEGEND_ROW as u32)),
         ))
     }
 
@@ -243,7 +241,7 @@ mod tests {
         let (w, _) = d.size().unwrap();
         assert_eq!(
             w,
-            WIDTH + d.legend_width().unwrap(),
+            style::PLOT_WIDTH + d.legend_width().unwrap(),
             "the plot keeps its width"
         );
         d.series.push(series(

@@ -10,6 +10,14 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::style::{self, ACCENT, INK, anchored, num};
 use super::{DrawResult, Figure, check_finite};
 
+/// Pixel geometry: the figure's width, one row's height, the bands above and below the rows,
+/// and the mean column at the right.
+const WIDTH: u32 = 1100;
+const ROW: u32 = 38;
+const TOP: u32 = 96;
+const BOTTOM: u32 = 64;
+const NUMBER_COLUMN: u32 = 96;
+
 /// One row of the spectrum: the five-number summary plus mean and CVaR of one set of runs.
 ///
 /// Exists so the caller supplies exactly the numbers it also reports (the figure computes
@@ -51,12 +59,6 @@ pub struct SpectrumData {
     /// Rows.
     pub rows: Vec<SpectrumRow>,
 }
-
-const WIDTH: u32 = 1100;
-const ROW: u32 = 38;
-const TOP: u32 = 96;
-const BOTTOM: u32 = 64;
-const NUMBER_COLUMN: u32 = 96;
 
 impl SpectrumData {
     /// Rows sorted for drawing: highest mean first, ties by label.

@@ -19,6 +19,10 @@ pub const FONT: &str = "sans-serif";
 /// sweep drew 9 220 px wide): such a figure wraps into rows of panels at this width and grows
 /// in height instead. Only a single label or title wider than this can widen a figure.
 pub const MAX_WIDTH: u32 = 1600;
+/// The canvas of the x–y plots (degradation curves, cost scatter), legend column aside.
+pub const PLOT_WIDTH: u32 = 1000;
+/// Its height.
+pub const PLOT_HEIGHT: u32 = 640;
 /// Title size in pixels.
 pub const TITLE: f64 = 24.0;
 /// Subtitle / legend size.
