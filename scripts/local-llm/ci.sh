@@ -39,9 +39,15 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchaudit-local-llm.XXXXXX")
 # Tasks that fault, so the model is asked something at every level (L1 asks only on a fault).
 TASKS=T4_rate_limit_429,T5_server_error_500,T8_mixed_faults
 
+# A model's output budget of 2 000 tokens an episode (the default is 6 000) bounds the test's
+# time: SmolLM2 sometimes loops until the budget, and at 10-17 tokens/s on this machine class
+# one such L2 episode took 6 of the run's 7.7 minutes (2026-12-02). Nothing checked here depends
+# on the budget; a budget reached is the episode's outcome (`token_budget`), not an error.
+BUDGET=(--max-output-tokens 2000)
+
 # No --base-url, no key: `local:` resolves to the server start.sh started.
 RUN_START=$(date +%s)
-"$BIN" run --model local:smollm2 --policy oracle --level L0,L1,L2 --tasks "$TASKS" \
+"$BIN" run --model local:smollm2 "${BUDGET[@]}" --policy oracle --level L0,L1,L2 --tasks "$TASKS" \
   --seeds 0..1 --jobs 2 --out "$WORK/run" >"$WORK/run.txt"
 RUN_END=$(date +%s)
 cat "$WORK/run.txt"
@@ -108,7 +114,7 @@ PY
 
 "$BIN" report "$WORK/run" --out "$WORK/report" >"$WORK/report.txt"
 AUDIT_START=$(date +%s)
-"$BIN" audit --model local:smollm2 --seeds 0 --out "$WORK/audit" | tee "$WORK/audit.txt"
+"$BIN" audit --model local:smollm2 "${BUDGET[@]}" --seeds 0 --out "$WORK/audit" | tee "$WORK/audit.txt"
 AUDIT_END=$(date +%s)
 grep -q "number guard: card.md pass" "$WORK/audit.txt" || die "the audit card did not pass the number guard"
 
