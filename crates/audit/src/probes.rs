@@ -271,42 +271,6 @@ pub struct Sensitivity {
     pub grades_the_report: bool,
 }
 
-/// Runs the battery on `(task, seed)`; `None` when the truth or scorer hook is missing.
-pub fn battery(
-    target: &dyn Target,
-    task: &str,
-    seed: u64,
-    pages: u32,
-    other_task: &str,
-) -> Option<Result<Vec<ProbeResult>, String>> {
-    let truth = match target.truth(task, seed)? {
-        Ok(t) => t,
-        Err(e) => {
-            return Some(Err(format!(
-                "truth hook failed for {task} seed {seed}: {e}"
-            )));
-        }
-    };
-    let mut out = Vec::new();
-    for kind in ProbeKind::ALL {
-        let forged = forge(kind, task, &truth, pages, other_task);
-        let gt = ground_truth_f1(&truth, &forged.records);
-        let (score, error) = match target.score(task, seed, &forged)? {
-            Ok(s) => (Some(s), None),
-            Err(e) => (None, Some(e)),
-        };
-        out.push(ProbeResult {
-            task: task.into(),
-            seed,
-            kind,
-            target_score: score,
-            ground_truth: gt,
-            error,
-        });
-    }
-    Some(Ok(out))
-}
-
 /// Criterion sensitivity on one battery: j(correct) > j(x) + ε for every x of strictly lower
 /// ground-truth quality; a missing score counts as a violation (the scorer did not separate).
 pub fn sensitivity(results: &[ProbeResult], epsilon: f64) -> Option<Sensitivity> {
@@ -344,37 +308,15 @@ pub fn sensitivity(results: &[ProbeResult], epsilon: f64) -> Option<Sensitivity>
 ///
 /// # Errors
 /// The truth hook failed.
-pub fn run_battery(
-    target: &dyn Target,
-    tasks: &[&str],
-    seed: u64,
-) -> Result<(Vec<ProbeResult>, Vec<Sensitivity>), String> {
-    let mut results = Vec::new();
-    let mut sens = Vec::new();
-    for (i, &id) in tasks.iter().enumerate() {
-        // The wrong-task probe answers the battery's next task, or a made-up id with one task.
-        let other = match tasks.get((i + 1) % tasks.len()) {
-            Some(o) if *o != id => (*o).to_string(),
-            _ => format!("{id}_other"),
-        };
-        if let Some(r) = battery(target, id, seed, target.pages(id), &other) {
-            let r = r?;
-            if let Some(s) = sensitivity(&r, target.resolution()) {
-                sens.push(s);
-            }
-            results.extend(r);
-        }
-    }
-    Ok((results, sens))
+pub fn run_battery(target: &dyn Target, tasks: &[&str], seed: u64) -> BatteryOutcome {
+    run_batteries(&[target], tasks, seed)
+        .pop()
+        .unwrap_or_else(|| Ok((Vec::new(), Vec::new())))
 }
 
 /// One battery outcome per target: its probe results and sensitivity verdicts, or the failure
 /// that stopped it.
 pub type BatteryOutcome = Result<(Vec<ProbeResult>, Vec<Sensitivity>), String>;
-
-/// What one forged submission gave: its ground-truth F1 and each sharing target's score
-/// (`None`: the target has no scorer hook).
-type Scored = (f64, Vec<Option<Result<f64, String>>>);
 
 /// [`run_battery`] for several targets at once, the same outcome for each: targets whose truth
 /// hook gives the same records (and the same page count) for a task share its forged
@@ -414,46 +356,40 @@ pub fn run_batteries(targets: &[&dyn Target], tasks: &[&str], seed: u64) -> Vec<
                 }
             }
         }
-        let score = |(g, kind): (usize, ProbeKind)| -> Scored {
-            let (truth, pages, members) = &groups[g];
-            let forged = forge(kind, id, truth, *pages, &other);
-            let gt = ground_truth_f1(truth, &forged.records);
-            let scores = members
+        for (truth, pages, members) in &groups {
+            // Each member's results so far; `None` once its scorer hook is missing (the task
+            // is then not probed for that target).
+            let mut results: Vec<Option<Vec<ProbeResult>>> = members
                 .iter()
-                .map(|&t| targets[t].score(id, seed, &forged))
+                .map(|_| Some(Vec::with_capacity(ProbeKind::ALL.len())))
                 .collect();
-            (gt, scores)
-        };
-        let scored: Vec<Scored> = (0..groups.len())
-            .flat_map(|g| ProbeKind::ALL.into_iter().map(move |k| (g, k)))
-            .map(score)
-            .collect();
-        for (g, (_, _, members)) in groups.iter().enumerate() {
-            for (m, &t) in members.iter().enumerate() {
-                let mut results = Vec::with_capacity(ProbeKind::ALL.len());
-                for (k, kind) in ProbeKind::ALL.into_iter().enumerate() {
-                    let Some((gt, scores)) = scored.get(g * ProbeKind::ALL.len() + k) else {
-                        break;
+            for kind in ProbeKind::ALL {
+                let forged = forge(kind, id, truth, *pages, &other);
+                let gt = ground_truth_f1(truth, &forged.records);
+                for (slot, &t) in results.iter_mut().zip(members) {
+                    let Some(done) = slot else { continue };
+                    let (score, error) = match targets[t].score(id, seed, &forged) {
+                        None => {
+                            *slot = None;
+                            continue;
+                        }
+                        Some(Ok(s)) => (Some(s), None),
+                        Some(Err(e)) => (None, Some(e)),
                     };
-                    let (score, error) = match scores.get(m) {
-                        Some(Some(Ok(s))) => (Some(*s), None),
-                        Some(Some(Err(e))) => (None, Some(e.clone())),
-                        // No scorer hook: the task is not probed for this target.
-                        _ => break,
-                    };
-                    results.push(ProbeResult {
+                    done.push(ProbeResult {
                         task: id.into(),
                         seed,
                         kind,
                         target_score: score,
-                        ground_truth: *gt,
+                        ground_truth: gt,
                         error,
                     });
                 }
-                if results.len() < ProbeKind::ALL.len() {
-                    continue;
-                }
-                if let Some(Ok((probes, sens))) = out.get_mut(t) {
+            }
+            for (slot, &t) in results.into_iter().zip(members) {
+                if let Some(results) = slot
+                    && let Some(Ok((probes, sens))) = out.get_mut(t)
+                {
                     if let Some(s) = sensitivity(&results, targets[t].resolution()) {
                         sens.push(s);
                     }
