@@ -64,7 +64,8 @@ fn field_of(key: &str) -> Option<usize> {
 }
 
 /// What a row holds of the canonical fields (in [`FIELDS`] order), and whether it is flagged
-/// a totals row (`is_total` or `isTotal` true), in one pass over its entries.
+/// a totals row (`is_total` or `isTotal` true): one row on its own, its field positions found
+/// and then read (`f1_of_lines` finds them once per shared layout instead).
 pub fn canonical_fields<'l>(line: &Line<'l, '_>) -> ([Option<&'l LiteValue<'l>>; 10], bool) {
     let entries = line.entries();
     Positions::of(entries).read(entries)

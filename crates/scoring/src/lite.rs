@@ -705,10 +705,15 @@ fn scan_flat_object<'a>(
     }
     loop {
         let predicted = match template.get(j) {
+            // A gap ending in `"key":` is also the start of `"key": 1`; the prediction holds
+            // only when the value follows at once, so a line spaced differently from the
+            // template is read on the plain path (which rewrites the template) instead of
+            // failing at the whitespace and going to serde_json.
             Some(slot) if same => b
                 .get(gap_start..gap_start + slot.gap.len())
                 .filter(|got| same_bytes(got, slot.gap))
-                .map(|_| (slot.key, gap_start + slot.gap.len())),
+                .map(|_| (slot.key, gap_start + slot.gap.len()))
+                .filter(|(_, at)| !matches!(b.get(*at), Some(b' ' | b'\t' | b'\r'))),
             _ => None,
         };
         let key = match predicted {
