@@ -705,15 +705,24 @@ pub const TRANSCRIPT_LIMIT: u64 = 256 << 20;
 /// # Errors
 /// [`Error::Corrupt`] for a transcript that cannot be read or is not JSON (naming the file).
 pub fn recorded_messages(dir: &Path, key: &EpisodeKey) -> Result<Option<Value>> {
+    Ok(read_transcript(dir, key)?.and_then(|mut doc| doc.get_mut("messages").map(Value::take)))
+}
+
+/// The transcript of `key`'s effective record in the run directory `dir`, read within
+/// [`TRANSCRIPT_LIMIT`]; `None` when the episode has none.
+///
+/// # Errors
+/// [`Error::Corrupt`] for a transcript that cannot be read or is not JSON (naming the file).
+pub fn read_transcript(dir: &Path, key: &EpisodeKey) -> Result<Option<Value>> {
     let path = dir.join("transcripts").join(transcript_name(key));
     let text = match crate::files::read_text_bounded(&path, TRANSCRIPT_LIMIT) {
         Ok(text) => text,
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(Error::Corrupt(e.to_string())),
     };
-    let mut doc: Value = serde_json::from_str(&text)
-        .map_err(|e| Error::Corrupt(format!("{}: not a transcript: {e}", path.display())))?;
-    Ok(doc.get_mut("messages").map(Value::take))
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| Error::Corrupt(format!("{}: not a transcript: {e}", path.display())))
 }
 
 /// The transcript file name of an episode (safe on every filesystem).

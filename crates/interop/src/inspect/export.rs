@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use benchaudit_agents::{EpisodeRecord, Level, Outcome, RunOptions, sha256_hex};
-use benchaudit_runs::{Manifest, ledger::transcript_name, read_ledger};
+use benchaudit_runs::{Manifest, read_ledger};
 use serde_json::{Map, Value, json};
 
 use super::archive::Writer;
@@ -401,23 +401,12 @@ impl Log<'_> {
     }
 
     fn transcript(&self, r: &EpisodeRecord) -> Result<Option<Value>> {
-        let path = self
-            .run_dir
-            .join("transcripts")
-            .join(transcript_name(&r.key));
         // Bounded like every ledger read: a transcript is written by us, but the folder is
         // the user's.
-        match benchaudit_runs::files::read_bounded(&path, benchaudit_runs::ledger::TRANSCRIPT_LIMIT)
-        {
-            Ok(bytes) => {
-                let context = format!("{} is not a transcript", path.display());
-                Ok(Some(
-                    serde_json::from_slice(&bytes).map_err(RunsError::json(context))?,
-                ))
-            }
-            Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(Error::Invalid(e.to_string())),
-        }
+        Ok(benchaudit_runs::ledger::read_transcript(
+            self.run_dir,
+            &r.key,
+        )?)
     }
 }
 
