@@ -145,7 +145,7 @@ pub fn metadata_json(task: &TaskSpec, report: &Report) -> String {
         "task_id": task.task_id,
         "query": {"reporter": q.reporter, "partner": q.partner, "flow": q.flow, "hs": q.hs, "year": q.year},
         "row_count": report.row_count,
-        "schema": ["year", "reporter", "partner", "flow", "hs", "cmdCode", "tradeValue", "netWeight", "qty", "record_id"],
+        "schema": benchaudit_scoring::f1::FIELDS,
         "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"],
         "request_count": report.requests,
         "request_stats": {"retries_total": report.retries, "skips_total": report.skips},
