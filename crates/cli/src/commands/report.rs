@@ -66,15 +66,15 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if args.tau.is_empty() {
         return Err(UsageError("give at least one --tau threshold".into()).into());
     }
-    let (runs, default_out) = match (&args.run_dir, args.compare.as_deref()) {
-        (_, Some([a, b])) => (vec![load_run(a)?, load_run(b)?], b.join("compare-report")),
-        (Some(dir), None) => (vec![load_run(dir)?], dir.join("report")),
+    let (first, second, default_out) = match (&args.run_dir, args.compare.as_deref()) {
+        (_, Some([a, b])) => (load_run(a)?, Some(load_run(b)?), b.join("compare-report")),
+        (Some(dir), None) => (load_run(dir)?, None, dir.join("report")),
         _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
     };
-    let metric = args.metric.map_or_else(
-        || default_metric(&runs.iter().collect::<Vec<_>>()),
-        benchaudit_runs::Metric::from,
-    );
+    let runs: Vec<_> = std::iter::once(&first).chain(&second).collect();
+    let metric = args
+        .metric
+        .map_or_else(|| default_metric(&runs), benchaudit_runs::Metric::from);
     let opts = Options {
         metric,
         alpha: args.alpha,
@@ -85,10 +85,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         prices: PriceTable::load(args.prices.as_deref())?,
     };
     let out = (args.out.clone()).unwrap_or_else(|| default_out.join(metric.flag()));
-    let written = match runs.as_slice() {
-        [a, b] => write_loaded_compare(a, b, &out, &opts)?,
-        [run, ..] => write_loaded_report(run, &out, &opts)?,
-        [] => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
+    let written = match &second {
+        Some(b) => write_loaded_compare(&first, b, &out, &opts)?,
+        None => write_loaded_report(&first, &out, &opts)?,
     };
     for note in &written.notes {
         eprintln!("note: {note}");
