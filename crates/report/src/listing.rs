@@ -145,9 +145,21 @@ mod tests {
         assert!(table.contains("T7_totals_trap"));
         let policies = policies_table();
         assert!(policies.contains("no-dedup       dedup"), "{policies}");
+        // The JSON says which policies are stand-ins and what each gets wrong.
+        let json = policies_json();
+        let entry = |name: &str| {
+            json.as_array()
+                .and_then(|a| a.iter().find(|e| e["policy"] == name))
+                .cloned()
+        };
+        let oracle = entry("oracle").unwrap();
+        let no_dedup = entry("no-dedup").unwrap();
+        assert_eq!(oracle["stand_in"], json!(false));
+        assert_eq!(oracle["wrong_decision"], json!(null));
+        assert_eq!(no_dedup["stand_in"], json!(true));
         assert_eq!(
-            policies_json().as_array().map(Vec::len),
-            Some(RuleKind::ALL.len())
+            no_dedup["wrong_decision"],
+            serde_json::to_value(benchaudit_agents::Decision::Dedup).unwrap()
         );
     }
 
