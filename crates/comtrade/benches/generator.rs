@@ -87,3 +87,34 @@ fn page_by_total_rows(bencher: divan::Bencher, total_rows: u32) {
         body.len()
     });
 }
+
+/// T1's page 1, the comparison's largest body (800 rows, 134 KB): serving it (rows generated,
+/// faults injected) and writing its REST body, apart, so each half's cost shows.
+#[divan::bench]
+fn t1_page_serve(bencher: divan::Bencher) {
+    let mut ep = episode(task("T1_single_page").expect("registry"));
+    bencher.bench_local(|| {
+        ep.fetch_page(FetchPageArgs {
+            page: divan::black_box(1),
+            page_size: None,
+        })
+        .map_or(0, |p| p.rows.len())
+    });
+}
+
+/// See [`t1_page_serve`]: the body of the same page, written into a fresh buffer as REST does.
+#[divan::bench]
+fn t1_page_write(bencher: divan::Bencher) {
+    let mut ep = episode(task("T1_single_page").expect("registry"));
+    let page = ep
+        .fetch_page(FetchPageArgs {
+            page: 1,
+            page_size: None,
+        })
+        .expect("served");
+    bencher.bench_local(|| {
+        let mut body = Vec::new();
+        page.write_json(ep.task(), &mut body);
+        body.len()
+    });
+}

@@ -89,21 +89,30 @@ pub fn inject(
     let task = generator.task();
     let mut s = Stream::new(generator.key(), REQUEST_STREAM_BASE + u64::from(ordinal));
     let range = slice(task, page);
-    let records: Vec<Record> = match task.fault {
+    let mut rows: Vec<Row> = match task.fault {
         FaultFamily::PageDrift => {
             let mut order: Vec<u32> = (0..task.total_rows).collect();
             s.shuffle(&mut order);
             order[range.start as usize..range.end as usize]
                 .iter()
-                .filter_map(|&i| generator.record(i))
+                .filter_map(|&i| generator.record(i).map(Row::Record))
                 .collect()
         }
-        _ => generator.records(range).collect(),
+        _ => generator.records(range).map(Row::Record).collect(),
     };
-    let mut rows: Vec<Row> = records.iter().copied().map(Row::Record).collect();
     let mut duplicates = 0;
     let mut totals = 0;
-    if !records.is_empty() {
+    if !rows.is_empty()
+        && (task.fault.duplicate_rates().is_some() || task.fault == FaultFamily::TotalsTrap)
+    {
+        // The page's records before any injection, which duplicates and totals are drawn from.
+        let records: Vec<Record> = rows
+            .iter()
+            .filter_map(|r| match r {
+                Row::Record(r) => Some(*r),
+                Row::Totals(_) => None,
+            })
+            .collect();
         if let Some((rate, cross_rate)) = task.fault.duplicate_rates() {
             let len = records.len();
             let own = round_half_even(rate * len as f64).max(1);

@@ -421,12 +421,7 @@ impl PageResponse {
         let writer = RowWriter::for_task(task);
         out.reserve(self.rows.len() * writer.typical_row_len() + 160);
         out.extend_from_slice(b"{\"rows\":[");
-        for (i, row) in self.rows.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            writer.write(row, out);
-        }
+        writer.write_rows(&self.rows, b',', out);
         let mut num = itoa::Buffer::new();
         out.extend_from_slice(b"],\"page\":");
         out.extend_from_slice(num.format(self.page).as_bytes());
