@@ -172,9 +172,10 @@ pub fn audit_comtrade(
     // Replay's second run is the one that plays them again, on one worker.
     //
     // The serial parts independent of the pool run on the pool's own workers before its
-    // episodes, longest first: the re-emission bound (it builds the o200k tokenizer, a
-    // 200 000-entry table), replay's second run, and the probe batteries. So at most
-    // `workers` threads are busy and the longest serial part starts at once. Every result is
+    // episodes: the re-emission bound (the registry's token counts are a table, see
+    // `solvability::count_tokens`; another task builds the o200k tokenizer, a 200 000-entry
+    // table), replay's second run, and the probe batteries. So at most `workers` threads
+    // are busy and a long serial part starts at once. Every result is
     // joined in stage order and errors are reported in the serial order (a failing battery
     // first), so the audit does not depend on the interleaving; `--jobs 1` runs the same
     // parts one after the other.
