@@ -243,6 +243,20 @@ pub struct Lines<'a> {
     template: Vec<Slot<'a>>,
     /// The layout of lines whose key sequence is `template` (bumped whenever it changes).
     layout: u32,
+    /// Whether serde_json read an object line, the only way an entry can own its text.
+    owned: bool,
+}
+
+impl Drop for Lines<'_> {
+    /// While every entry borrows from the text there is nothing to free but the arena, so its
+    /// entries are not read back one by one to find out (a pass over the whole arena).
+    fn drop(&mut self) {
+        if !self.owned {
+            std::mem::take(&mut self.entries)
+                .into_iter()
+                .for_each(std::mem::forget);
+        }
+    }
 }
 
 impl<'a> Lines<'a> {
@@ -356,6 +370,7 @@ impl<'a> Lines<'a> {
         {
             self.entries.extend(entries);
             self.end = self.entries.len();
+            self.owned = true;
             return Kind::Object {
                 start,
                 end: self.end,
@@ -517,7 +532,9 @@ impl ObjectBuilder {
         if self.used == entries.len() {
             grow(entries);
         }
-        entries[self.used] = (key, value);
+        // Slots past an object's end hold placeholders or what a scan that failed wrote, all
+        // borrowed: nothing to drop, so the old entry is not read back to check.
+        std::mem::forget(std::mem::replace(&mut entries[self.used], (key, value)));
         self.used += 1;
     }
 
@@ -657,6 +674,23 @@ fn plain_int(b: &[u8], i: usize) -> Option<(i64, usize)> {
     Some((if negative { -n } else { n }, end))
 }
 
+/// A value the scanner reads at `i` (a plain string, `true`, `false`, `null` or a plain
+/// integer) and the index after it.
+#[inline(always)]
+fn plain_value(text: &str, i: usize) -> Option<(LiteValue<'_>, usize)> {
+    let b = text.as_bytes();
+    match b.get(i) {
+        Some(b'"') => {
+            plain_str(text, i).map(|(s, after)| (LiteValue::Str(Cow::Borrowed(s)), after))
+        }
+        Some(b't') if b[i..].starts_with(b"true") => Some((LiteValue::Bool(true), i + 4)),
+        Some(b'f') if b[i..].starts_with(b"false") => Some((LiteValue::Bool(false), i + 5)),
+        Some(b'n') if b[i..].starts_with(b"null") => Some((LiteValue::Null, i + 4)),
+        Some(b'-' | b'0'..=b'9') => plain_int(b, i).map(|(n, after)| (LiteValue::Int(n), after)),
+        _ => None,
+    }
+}
+
 /// One position of the scanner's template: the text from the end of the previous value (or
 /// from the `{`) to the start of this value — separator, key, colon and whitespace — and the
 /// key it holds.
@@ -702,6 +736,34 @@ fn scan_flat_object<'a>(
         let matched = template.is_empty();
         template.clear();
         return Some((object.finish(), i + 1, matched));
+    }
+    // While the line follows the template: each slot is one gap comparison and one value.
+    // Any difference leaves the rest to the loop below, in the state it expects (`same`
+    // still true, the gap at `gap_start` not yet read), which checks the slot again.
+    while let Some(slot) = template.get(j) {
+        let value_at = gap_start + slot.gap.len();
+        match b.get(gap_start..value_at) {
+            Some(got)
+                if same_bytes(got, slot.gap)
+                    && !matches!(b.get(value_at), Some(b' ' | b'\t' | b'\r')) => {}
+            _ => break,
+        }
+        let (value, after) = plain_value(text, value_at)?;
+        object.insert(entries, Cow::Borrowed(slot.key), value);
+        j += 1;
+        i = after;
+        gap_start = after;
+        separator_due = true;
+        if j == template.len() {
+            // The template's last slot: the object must end here to match it.
+            separator_due = false;
+            i = skip_ws(b, i);
+            match b.get(i) {
+                Some(b'}') => return Some((object.finish(), i + 1, true)),
+                Some(b',') => i = skip_ws(b, i + 1),
+                _ => return None,
+            }
+        }
     }
     loop {
         let predicted = match template.get(j) {
@@ -754,35 +816,8 @@ fn scan_flat_object<'a>(
         };
         j += 1;
         separator_due = false;
-        let value = match b.get(i) {
-            Some(b'"') => match plain_str(text, i) {
-                Some((s, after)) => {
-                    i = after;
-                    LiteValue::Str(Cow::Borrowed(s))
-                }
-                None => return None,
-            },
-            Some(b't') if b[i..].starts_with(b"true") => {
-                i += 4;
-                LiteValue::Bool(true)
-            }
-            Some(b'f') if b[i..].starts_with(b"false") => {
-                i += 5;
-                LiteValue::Bool(false)
-            }
-            Some(b'n') if b[i..].starts_with(b"null") => {
-                i += 4;
-                LiteValue::Null
-            }
-            Some(b'-' | b'0'..=b'9') => match plain_int(b, i) {
-                Some((n, after)) => {
-                    i = after;
-                    LiteValue::Int(n)
-                }
-                None => return None,
-            },
-            _ => return None,
-        };
+        let (value, after) = plain_value(text, i)?;
+        i = after;
         object.insert(entries, Cow::Borrowed(key), value);
         gap_start = i;
         // A predicted next gap starts here; otherwise read the separator.
@@ -966,6 +1001,44 @@ mod tests {
         match serde_only(text) {
             Ok(entries) => assert_eq!(got, Line::Object(&entries), "{text:?}"),
             Err(json) => assert_eq!((got, got.is_json()), (Line::Other(text), json), "{text:?}"),
+        }
+    }
+
+    /// Integers of every length up to 20 digits, with and without sign and leading zeros, each
+    /// followed by every kind of byte that may end it (or by the end of the text), read as
+    /// serde_json reads them (up to 18 digits the scanner's, beyond that serde_json's).
+    #[test]
+    fn integers_of_every_length_agree_with_serde() {
+        let mut numbers = vec!["0".to_string(), "00".to_string(), "07".to_string()];
+        for len in 1..=20u32 {
+            let all_nines = "9".repeat(len as usize);
+            let one_then_zeros = format!("1{}", "0".repeat(len as usize - 1));
+            let mixed: String = (0..len)
+                .map(|d| char::from(b'1' + (d * 7 % 9) as u8))
+                .collect();
+            numbers.extend([all_nines, one_then_zeros, mixed]);
+        }
+        for number in &numbers {
+            for sign in ["", "-"] {
+                for end in [
+                    "}",
+                    ",\"b\":1}",
+                    " }",
+                    ".5}",
+                    "e2}",
+                    "E2}",
+                    "x}",
+                    ":}",
+                    "/}",
+                    "é}",
+                    "\u{ff}}",
+                ] {
+                    agrees_with_serde(&format!("{{\"a\":{sign}{number}{end}"));
+                }
+                // The number last in the text, and eight or more bytes before its end.
+                agrees_with_serde(&format!("{{\"a\":{sign}{number}"));
+                agrees_with_serde(&format!("{{\"a\":{sign}{number}}}        "));
+            }
         }
     }
 
@@ -1188,6 +1261,21 @@ mod tests {
             let (colon, comma) = if spaced { (": ", ", ") } else { (":", ",") };
             let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\"{colon}{v}")).collect();
             agrees_with_serde(&format!("{{{}}}", body.join(comma)));
+        }
+
+        /// Short integers, with leading zeros and a sign, followed by any byte.
+        #[test]
+        fn short_integers_agree_with_serde(
+            n in 0u64..100_000_000,
+            negative in any::<bool>(),
+            zeros in 0usize..3,
+            after in any::<char>(),
+            tail in "[ -~]{0,9}",
+        ) {
+            let sign = if negative { "-" } else { "" };
+            let zeros = "0".repeat(zeros);
+            agrees_with_serde(&format!("{{\"a\":{sign}{zeros}{n}{after}{tail}"));
+            agrees_with_serde(&format!("{{\"a\":{sign}{zeros}{n},\"b\":{n}}}"));
         }
 
         /// Arbitrary token soup starting with `{`: whatever serde_json decides, the arena
