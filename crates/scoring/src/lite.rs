@@ -722,24 +722,21 @@ fn scan_flat_object<'a>(
     if b.get(from) != Some(&b'{') {
         return None;
     }
-    // Slots read so far (position j); the template is rewritten from the first slot that
-    // differs from it.
+    // Slots of the template this line has followed so far.
     let mut j = 0;
-    let mut same = true;
     // Where the current gap starts: the `{`, then the end of each value.
     let mut gap_start = from;
-    // Whether the separator after the last value is still to be read (it is part of the next
-    // gap while the template predicts one).
-    let mut separator_due = false;
     let mut i = skip_ws(b, from + 1);
     if b.get(i) == Some(&b'}') {
         let matched = template.is_empty();
         template.clear();
         return Some((object.finish(), i + 1, matched));
     }
-    // While the line follows the template: each slot is one gap comparison and one value.
-    // Any difference leaves the rest to the loop below, in the state it expects (`same`
-    // still true, the gap at `gap_start` not yet read), which checks the slot again.
+    // While the line follows the template: each slot is one gap comparison and one value. A
+    // gap ending in `"key":` is also the start of `"key": 1`, so the prediction holds only
+    // when the value follows at once: a line spaced differently from the template is read
+    // below (which rewrites the template) instead of failing at the whitespace and going to
+    // serde_json.
     while let Some(slot) = template.get(j) {
         let value_at = gap_start + slot.gap.len();
         match b.get(gap_start..value_at) {
@@ -753,10 +750,9 @@ fn scan_flat_object<'a>(
         j += 1;
         i = after;
         gap_start = after;
-        separator_due = true;
+        // Before the template's last slot the separator belongs to the next gap; after it the
+        // object must end here to match the template.
         if j == template.len() {
-            // The template's last slot: the object must end here to match it.
-            separator_due = false;
             i = skip_ws(b, i);
             match b.get(i) {
                 Some(b'}') => return Some((object.finish(), i + 1, true)),
@@ -765,74 +761,56 @@ fn scan_flat_object<'a>(
             }
         }
     }
+    // The line differs from the template at slot `j` (or has more slots): the template keeps
+    // the slots the line followed and takes this line's from here on.
+    template.truncate(j);
+    scan_rest(text, i, gap_start, entries, object, template)
+}
+
+/// The rest of [`scan_flat_object`] once the line has left its template (the first line of a
+/// submission, or a line whose keys or spacing change): every key is read and its slot
+/// appended to `template`. `i` stands past a `{` or `,` at a key, or at `gap_start` right
+/// after a value whose separator is still to be read.
+#[cold]
+#[inline(never)]
+fn scan_rest<'a>(
+    text: &'a str,
+    mut i: usize,
+    mut gap_start: usize,
+    entries: &mut Vec<Entry<'a>>,
+    mut object: ObjectBuilder,
+    template: &mut Vec<Slot<'a>>,
+) -> Option<(usize, usize, bool)> {
+    let b = text.as_bytes();
+    if i == gap_start {
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            // Fewer keys than the template.
+            Some(b'}') => return Some((object.finish(), i + 1, false)),
+            _ => return None,
+        }
+    }
     loop {
-        let predicted = match template.get(j) {
-            // A gap ending in `"key":` is also the start of `"key": 1`; the prediction holds
-            // only when the value follows at once, so a line spaced differently from the
-            // template is read on the plain path (which rewrites the template) instead of
-            // failing at the whitespace and going to serde_json.
-            Some(slot) if same => b
-                .get(gap_start..gap_start + slot.gap.len())
-                .filter(|got| same_bytes(got, slot.gap))
-                .map(|_| (slot.key, gap_start + slot.gap.len()))
-                .filter(|(_, at)| !matches!(b.get(*at), Some(b' ' | b'\t' | b'\r'))),
-            _ => None,
-        };
-        let key = match predicted {
-            Some((key, value_at)) => {
-                i = value_at;
-                key
-            }
-            None => {
-                if separator_due {
-                    i = skip_ws(b, i);
-                    match b.get(i) {
-                        Some(b',') => i = skip_ws(b, i + 1),
-                        // Fewer keys than the template.
-                        Some(b'}') => {
-                            template.truncate(j);
-                            return Some((object.finish(), i + 1, false));
-                        }
-                        _ => return None,
-                    }
-                }
-                // `i` stands at the key (after `{` or `,` and whitespace).
-                let (key, after) = plain_str(text, i)?;
-                i = skip_ws(b, after);
-                if b.get(i) != Some(&b':') {
-                    return None;
-                }
-                i = skip_ws(b, i + 1);
-                if same {
-                    same = false;
-                    template.truncate(j);
-                }
-                template.push(Slot {
-                    gap: b.get(gap_start..i)?,
-                    key,
-                });
-                key
-            }
-        };
-        j += 1;
-        separator_due = false;
+        // `i` stands at the key (after `{` or `,` and whitespace).
+        let (key, after) = plain_str(text, i)?;
+        i = skip_ws(b, after);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        template.push(Slot {
+            gap: b.get(gap_start..i)?,
+            key,
+        });
         let (value, after) = plain_value(text, i)?;
         i = after;
         object.insert(entries, Cow::Borrowed(key), value);
         gap_start = i;
-        // A predicted next gap starts here; otherwise read the separator.
-        if same && j < template.len() {
-            separator_due = true;
-            continue;
-        }
         i = skip_ws(b, i);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
-            Some(b'}') => {
-                let matched = same && j == template.len();
-                template.truncate(j);
-                return Some((object.finish(), i + 1, matched));
-            }
+            Some(b'}') => return Some((object.finish(), i + 1, false)),
             _ => return None,
         }
     }
@@ -1035,7 +1013,8 @@ mod tests {
                 ] {
                     agrees_with_serde(&format!("{{\"a\":{sign}{number}{end}"));
                 }
-                // The number last in the text, and eight or more bytes before its end.
+                // The number last in the text (no closing brace), and the object followed by
+                // trailing whitespace.
                 agrees_with_serde(&format!("{{\"a\":{sign}{number}"));
                 agrees_with_serde(&format!("{{\"a\":{sign}{number}}}        "));
             }
