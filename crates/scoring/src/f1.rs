@@ -8,7 +8,7 @@ use benchaudit_comtrade::{Generator, Record};
 use serde::Serialize;
 
 use crate::SipSet;
-use crate::lite::{Entry, Layout, Line, Lines, LiteValue, same};
+use crate::lite::{Entry, Line, Lines, LiteValue, PerLayout, same};
 
 /// Precision, recall and F1 of a submission against G.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
@@ -73,7 +73,7 @@ pub fn canonical_fields<'l>(line: &Line<'l, '_>) -> ([Option<&'l LiteValue<'l>>;
 
 /// Where a row's canonical fields (in [`FIELDS`] order) and its totals flags (`is_total`,
 /// `isTotal`) sit among its entries: the same for every row of one shared [`Layout`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Positions {
     fields: [Option<usize>; 10],
     flags: [Option<usize>; 2],
@@ -156,17 +156,10 @@ pub fn f1_of_lines(generator: &Generator, lines: &Lines<'_>) -> F1Score {
     let mut other_ids: SipSet<&str> = SipSet::default();
     let mut totals_rows = 0u32;
     // Rows nearly always share one layout: their field positions are found once.
-    let mut known: Option<(Layout, Positions)> = None;
+    let mut known: PerLayout<Positions> = PerLayout::default();
     for (layout, line) in lines.iter_layouts() {
         let entries = line.entries();
-        let positions = match known {
-            Some((l, p)) if l == layout && layout.is_shared() => p,
-            _ => {
-                let p = Positions::of(entries);
-                known = Some((layout, p));
-                p
-            }
-        };
+        let positions = *known.get(layout, |p| *p = Positions::of(entries));
         let (fields, flagged_total) = positions.read(entries);
         let id = fields[9].and_then(LiteValue::as_str);
         let index = id.and_then(|id| generator.index_of(id));

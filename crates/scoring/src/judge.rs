@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::SipMap;
-use crate::lite::{Entry, Hints, Line, Lines, LiteValue, parse_lines, same};
+use crate::lite::{Entry, Hints, Layout, Line, Lines, LiteValue, PerLayout, parse_lines, same};
 use crate::python::{self, KeyAtom};
 
 /// What the judge reads of a task: the expected query, the expected row count and the fault
@@ -383,18 +383,21 @@ impl<'m> DedupFields<'m> {
 
 /// The number of distinct dedup keys among the lines, or where the released scorer raised.
 /// A key is kept as its non-`None` positions (`(field, atom)` in field order): two tuples are
-/// equal exactly when these lists are, and the list is never longer than the row. Keys live
-/// in one arena and are hashed once; [`DistinctKeys`] compares them on a hash match.
+/// equal exactly when these lists are, and the list is never longer than the row. Keys are
+/// encoded into one arena and hashed once; [`DistinctKeys`] compares them on a hash match.
 fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, Raise> {
-    let mut keys = DistinctKeys::with_capacity(lines.len(), fields.names.len().min(16));
+    // About 20 bytes an atom (a 13-byte head and a short string).
+    let mut keys = DistinctKeys::with_capacity(lines.len(), 20 * fields.names.len().min(16));
     let mut hints = Hints::new(fields.names.len());
+    // The row's key fields as (field, entry position), in field order.
+    let mut plan: PerLayout<Vec<(u32, usize)>> = PerLayout::default();
     let unhashable = |n: usize| {
         Raise(
             "TypeError",
             format!("unhashable dedup key on data.jsonl line {}", n + 1),
         )
     };
-    for (n, line) in lines.iter().enumerate() {
+    for (n, (layout, line)) in lines.iter_layouts().enumerate() {
         let entries: &[Entry<'_>] = match line {
             Line::Other(_) if !line.is_json() => {
                 return Err(Raise(
@@ -413,26 +416,31 @@ fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, R
         if fields.unhashable {
             return Err(unhashable(n));
         }
-        let key = keys.start();
-        if entries.is_empty() {
-            // Every field reads None: the empty key.
-        } else if fields.names.len() <= DENSE_FIELDS {
-            for (i, name) in fields.names.iter().enumerate() {
-                match KeyAtom::of(hints.get(&line, i, name), n) {
-                    None => return Err(unhashable(n)),
-                    Some(KeyAtom::None) => {}
-                    Some(atom) => key.push((i as u32, atom)),
-                }
-            }
-        } else {
-            for (k, v) in entries {
-                if let Some(&i) = fields.index.get(k.as_ref()) {
-                    match KeyAtom::of(Some(v), n) {
-                        None => return Err(unhashable(n)),
-                        Some(KeyAtom::None) => {}
-                        Some(atom) => key.push((i, atom)),
+        let plan = plan.get(layout, |plan| {
+            plan.clear();
+            if fields.names.len() <= DENSE_FIELDS {
+                for (i, name) in fields.names.iter().enumerate() {
+                    if let Some(at) = hints.position(entries, i, name) {
+                        plan.push((i as u32, at));
                     }
                 }
+            } else {
+                // Walk the row's own entries: linear in the row whatever the key list's length.
+                for (at, (k, _)) in entries.iter().enumerate() {
+                    if let Some(&i) = fields.index.get(k.as_ref()) {
+                        plan.push((i, at));
+                    }
+                }
+                // A row's keys are unique, so its fields are too.
+                plan.sort_unstable_by_key(|&(i, _)| i);
+            }
+        });
+        let key = keys.start();
+        for &(i, at) in plan {
+            match KeyAtom::of(entries.get(at).map(|(_, v)| v), n) {
+                None => return Err(unhashable(n)),
+                Some(KeyAtom::None) => {}
+                Some(atom) => atom.encode(i, key),
             }
         }
         keys.finish();
@@ -440,77 +448,75 @@ fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, R
     Ok(keys.len())
 }
 
-/// A set of dedup keys without an allocation per key: every key's atoms sit in one arena,
-/// each distinct key is found by its SipHash (see [`crate::Sip`]; keys whose hashes collide
-/// are chained and compared atom by atom), and a key seen before is dropped from the arena.
-struct DistinctKeys<'a> {
-    atoms: Vec<(u32, KeyAtom<'a>)>,
-    /// Where the key being built starts in `atoms`.
+/// A set of dedup keys without an allocation per key: every key is kept as its encoding
+/// ([`KeyAtom::encode`], one-to-one, so two keys are equal exactly when their bytes are) in one
+/// arena, each distinct key is found by the SipHash of its bytes (see [`crate::Sip`]; keys
+/// whose hashes collide are chained and compared byte for byte), and a key seen before is
+/// dropped from the arena.
+struct DistinctKeys {
+    bytes: Vec<u8>,
+    /// Where the key being built starts in `bytes`.
     open: usize,
     /// Hash → the last distinct key with that hash (an index into `keys`).
     heads: rustc_hash::FxHashMap<u64, u32>,
-    /// Distinct keys: their range of `atoms` and the previous key with the same hash.
+    /// Distinct keys: their range of `bytes` and the previous key with the same hash.
     keys: Vec<(usize, usize, Option<u32>)>,
-    /// The open key's bytes, hashed.
-    scratch: Vec<u8>,
     /// The previous line's key (runs of one key, empty keys above all, skip the hash).
     last: Option<(usize, usize)>,
 }
 
-impl<'a> DistinctKeys<'a> {
-    fn with_capacity(keys: usize, atoms_per_key: usize) -> Self {
+impl DistinctKeys {
+    fn with_capacity(keys: usize, bytes_per_key: usize) -> Self {
         DistinctKeys {
-            atoms: Vec::with_capacity(keys * atoms_per_key),
+            bytes: Vec::with_capacity(keys * bytes_per_key),
             open: 0,
             // Keyed by SipHash values, which a submission cannot steer: Fx is safe here.
             heads: rustc_hash::FxHashMap::with_capacity_and_hasher(keys, Default::default()),
             keys: Vec::with_capacity(keys),
-            scratch: Vec::new(),
             last: None,
         }
     }
 
-    /// Opens a key: push its atoms onto the returned arena, then `finish`.
-    fn start(&mut self) -> &mut Vec<(u32, KeyAtom<'a>)> {
-        self.open = self.atoms.len();
-        &mut self.atoms
+    /// Opens a key: encode its atoms onto the returned arena in field order, then `finish`.
+    fn start(&mut self) -> &mut Vec<u8> {
+        self.open = self.bytes.len();
+        &mut self.bytes
     }
 
     /// Closes the open key: kept if new, dropped if seen before.
     fn finish(&mut self) {
         use std::hash::{BuildHasher, Hasher};
-        let (open, end) = (self.open, self.atoms.len());
-        // Atoms arrive in field order from the dense path; the sparse one follows the row.
-        if !self.atoms[open..end].windows(2).all(|w| w[0].0 < w[1].0) {
-            self.atoms[open..end].sort_unstable_by_key(|(i, _)| *i);
-        }
-        let key = &self.atoms[open..end];
+        let (open, end) = (self.open, self.bytes.len());
+        let key = &self.bytes[open..end];
         if let Some((a, b)) = self.last
-            && self.atoms[a..b] == *key
+            && same_key(&self.bytes[a..b], key)
         {
-            self.atoms.truncate(open);
+            self.bytes.truncate(open);
             return;
         }
-        // One SipHash write over a compact encoding: SipHash is slow on many small writes.
-        self.scratch.clear();
-        for (field, atom) in key {
-            self.scratch.extend_from_slice(&field.to_le_bytes());
-            atom.encode(&mut self.scratch);
-        }
         let mut h = crate::Sip::default().build_hasher();
-        h.write(&self.scratch);
-        let hash = h.finish();
-        let mut at = self.heads.get(&hash).copied();
-        while let Some(k) = at {
-            let (a, b, previous) = self.keys[k as usize];
-            if self.atoms[a..b] == *key {
-                self.atoms.truncate(open);
-                self.last = Some((a, b));
-                return;
+        h.write(key);
+        let next = self.keys.len() as u32;
+        // One probe of the map: a new hash is inserted where the lookup ended.
+        let previous = match self.heads.entry(h.finish()) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(next);
+                None
             }
-            at = previous;
-        }
-        let previous = self.heads.insert(hash, self.keys.len() as u32);
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                let mut at = Some(*slot.get());
+                while let Some(k) = at {
+                    let (a, b, previous) = self.keys[k as usize];
+                    if same_key(&self.bytes[a..b], key) {
+                        self.bytes.truncate(open);
+                        self.last = Some((a, b));
+                        return;
+                    }
+                    at = previous;
+                }
+                Some(slot.insert(next))
+            }
+        };
         self.keys.push((open, end, previous));
         self.last = Some((open, end));
     }
@@ -518,6 +524,13 @@ impl<'a> DistinctKeys<'a> {
     fn len(&self) -> usize {
         self.keys.len()
     }
+}
+
+/// Whether two encoded keys are equal, their last eight bytes first: keys of distinct rows
+/// mostly differ in their last field (an id) and share the leading ones (the query's).
+#[inline(always)]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a[a.len().saturating_sub(8)..] == b[b.len().saturating_sub(8)..] && a == b
 }
 
 fn ladder(a: bool, retry: bool, c: bool) -> f64 {
@@ -677,19 +690,18 @@ impl<'m> SchemaEntries<'m> {
         }
     }
 
-    /// How many schema entries are keys of `line`.
-    fn present(&self, line: &Line<'_, '_>, hints: &mut Hints) -> usize {
+    /// How many schema entries are keys of a row.
+    fn present(&self, entries: &[Entry<'_>], hints: &mut Hints) -> usize {
         match self {
-            SchemaEntries::Few(entries) => entries
+            SchemaEntries::Few(names) => names
                 .iter()
                 .enumerate()
                 .filter(|(i, e)| {
                     e.as_deref()
-                        .is_some_and(|k| hints.get(line, *i, k).is_some())
+                        .is_some_and(|k| hints.position(entries, *i, k).is_some())
                 })
                 .count(),
-            SchemaEntries::Many(counts, _) => line
-                .entries()
+            SchemaEntries::Many(counts, _) => entries
                 .iter()
                 .map(|(k, _)| counts.get(k.as_ref()).copied().unwrap_or(0))
                 .sum(),
@@ -697,99 +709,110 @@ impl<'m> SchemaEntries<'m> {
     }
 }
 
+/// The judge's three data-quality checks in one pass over the rows; what each learns of a
+/// row's keys (how many schema entries it holds, each key's type slot, which keys are range
+/// checked) is kept for the rows of the same layout.
 fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result<f64, Raise> {
-    // content
+    // Read at the first object row: Python only looked at the schema for dict rows.
+    let mut entries_of_schema: Option<SchemaEntries> = None;
+    let mut hints = Hints::new(0);
+    let mut present: PerLayout<usize> = PerLayout::default();
+    let mut valid_rows = 0usize;
+    let mut types = TypeTally::default();
+    let mut ranges = RangeTally::new(&ctx.year);
+    for (layout, line) in lines.iter_layouts() {
+        let Line::Object(entries) = line else {
+            continue;
+        };
+        let schema_entries = match &entries_of_schema {
+            Some(e) => e,
+            None => {
+                let e = entries_of_schema.insert(if python::truthy(schema) {
+                    SchemaEntries::of(schema)?
+                } else {
+                    SchemaEntries::Few(Vec::new())
+                });
+                hints = Hints::new(e.len().min(DENSE_FIELDS));
+                e
+            }
+        };
+        let len = schema_entries.len();
+        let present = *present.get(layout, |p| {
+            *p = schema_entries.present(entries, &mut hints);
+        });
+        if len == 0 || present as f64 >= len as f64 / 2.0 {
+            valid_rows += 1;
+        }
+        types.add(layout, entries);
+        ranges.add(layout, entries);
+    }
     let content = if lines.is_empty() {
         0.0
     } else {
-        // Read at the first object row: Python only looked at the schema for dict rows.
-        let mut entries: Option<SchemaEntries> = None;
-        let mut valid = 0usize;
-        let mut hints = Hints::new(0);
-        for line in lines.iter() {
-            let Line::Object(_) = line else { continue };
-            let entries = match &entries {
-                Some(e) => e,
-                None => {
-                    let e = entries.insert(if python::truthy(schema) {
-                        SchemaEntries::of(schema)?
-                    } else {
-                        SchemaEntries::Few(Vec::new())
-                    });
-                    hints = Hints::new(e.len().min(DENSE_FIELDS));
-                    e
-                }
-            };
-            let len = entries.len();
-            let present = if line.entries().is_empty() {
-                0
-            } else {
-                entries.present(&line, &mut hints)
-            };
-            if len == 0 || present as f64 >= len as f64 / 2.0 {
-                valid += 1;
-            }
-        }
-        valid as f64 / lines.len() as f64
+        valid_rows as f64 / lines.len() as f64
     };
-    let type_score = type_consistency(lines);
-    // ranges
-    let task_year = match &ctx.year {
-        Value::Number(n) => n.as_f64(),
-        _ => None,
-    };
-    let (mut checks, mut valid) = (0.0f64, 0.0f64);
-    for line in lines.iter() {
-        // One pass over the row; keys are unique within a parsed row.
-        for (k, v) in line.entries() {
-            match range_check(k) {
-                Some(RangeCheck::Year) => {
-                    checks += 1.0;
-                    if let Some(y) = v.py_number()
-                        && (1900.0..=2100.0).contains(&y)
-                    {
-                        valid += 1.0;
-                        if task_year.is_some_and(|t| t == y) {
-                            checks += 0.5;
-                            valid += 0.5;
-                        }
-                    }
-                }
-                Some(RangeCheck::Value) => {
-                    checks += 1.0;
-                    if v.py_number().is_some_and(|x| x >= 0.0) {
-                        valid += 1.0;
-                    }
-                }
-                Some(RangeCheck::Quantity) => {
-                    checks += 1.0;
-                    if matches!(v, LiteValue::Null) || v.py_number().is_some_and(|x| x >= 0.0) {
-                        valid += 1.0;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let ranges = if checks == 0.0 { 1.0 } else { valid / checks };
-    Ok((5.0 * (content + type_score + ranges)).min(15.0))
+    Ok((5.0 * (content + types.share() + ranges.share())).min(15.0))
 }
 
 /// The judge's type check: the share of keys whose non-null values all have one JSON type
-/// (0 without keys). Rows nearly always share key order, so the same position is tried first;
-/// a key elsewhere is found through an index.
-fn type_consistency(lines: &Lines<'_>) -> f64 {
-    let mut types: Vec<(&str, u8)> = Vec::with_capacity(16);
-    // The index is built only when a row strays from the first object row's key order: the
-    // first row's keys are unique and all new, so they need no lookup at all.
-    let mut positions: Option<SipMap<&str, usize>> = None;
-    let mut first_row = true;
-    for line in lines.iter() {
-        let entries = line.entries();
+/// (0 without keys).
+#[derive(Default)]
+struct TypeTally<'l> {
+    /// Every key seen, first seen first, with the JSON types of its values (one bit each).
+    types: Vec<(&'l str, u8)>,
+    /// Key → its slot in `types`; built only when a row strays from the first object row's
+    /// key order (the first row's keys are unique and all new, so they need no lookup).
+    positions: Option<SipMap<&'l str, usize>>,
+    /// Whether a row with keys has been seen.
+    started: bool,
+    /// The slot of each of a row's entries.
+    slots: PerLayout<Vec<usize>>,
+}
+
+impl<'l> TypeTally<'l> {
+    fn add(&mut self, layout: Layout, entries: &'l [Entry<'_>]) {
         if entries.is_empty() {
-            continue;
+            return;
         }
-        for (j, (k, v)) in entries.iter().enumerate() {
+        let TypeTally {
+            types,
+            positions,
+            started,
+            slots,
+        } = self;
+        let slots = slots.get(layout, |slots| {
+            slots.clear();
+            for (j, (k, _)) in entries.iter().enumerate() {
+                let slot = match types.get(j) {
+                    // Rows nearly always share key order: the same position is tried first.
+                    Some((key, _)) if same(key, k) => j,
+                    _ if !*started => {
+                        types.push((k.as_ref(), 0));
+                        types.len() - 1
+                    }
+                    _ => {
+                        let index = positions.get_or_insert_with(|| {
+                            types
+                                .iter()
+                                .enumerate()
+                                .map(|(i, (key, _))| (*key, i))
+                                .collect()
+                        });
+                        match index.entry(k.as_ref()) {
+                            std::collections::hash_map::Entry::Occupied(at) => *at.get(),
+                            std::collections::hash_map::Entry::Vacant(slot) => {
+                                slot.insert(types.len());
+                                types.push((k.as_ref(), 0));
+                                types.len() - 1
+                            }
+                        }
+                    }
+                };
+                slots.push(slot);
+            }
+            *started = true;
+        });
+        for (&slot, (_, v)) in slots.iter().zip(entries) {
             let bit = match v {
                 LiteValue::Null => 0,
                 LiteValue::Bool(_) => 1,
@@ -799,43 +822,100 @@ fn type_consistency(lines: &Lines<'_>) -> f64 {
                 LiteValue::List => 16,
                 LiteValue::Dict => 32,
             };
-            match types.get_mut(j) {
-                Some(slot) if same(slot.0, k) => slot.1 |= bit,
-                _ if first_row => types.push((k.as_ref(), bit)),
-                _ => {
-                    let index = positions.get_or_insert_with(|| {
-                        types
-                            .iter()
-                            .enumerate()
-                            .map(|(i, (key, _))| (*key, i))
-                            .collect()
-                    });
-                    match index.entry(k.as_ref()) {
-                        std::collections::hash_map::Entry::Occupied(at) => {
-                            types[*at.get()].1 |= bit
+            types[slot].1 |= bit;
+        }
+    }
+
+    fn share(&self) -> f64 {
+        if self.types.is_empty() {
+            0.0
+        } else {
+            self.types
+                .iter()
+                .filter(|(_, bits)| bits.count_ones() <= 1)
+                .count() as f64
+                / self.types.len() as f64
+        }
+    }
+}
+
+/// The judge's range checks on year, value and quantity keys: the share that hold (1 when
+/// no key is checked).
+struct RangeTally {
+    /// The task's year, when it is a number.
+    year: Option<f64>,
+    checks: f64,
+    valid: f64,
+    /// The checked entries of a row: (position, check), in row order.
+    checked: PerLayout<Vec<(usize, RangeCheck)>>,
+}
+
+impl RangeTally {
+    fn new(year: &Value) -> Self {
+        RangeTally {
+            year: match year {
+                Value::Number(n) => n.as_f64(),
+                _ => None,
+            },
+            checks: 0.0,
+            valid: 0.0,
+            checked: PerLayout::default(),
+        }
+    }
+
+    fn add(&mut self, layout: Layout, entries: &[Entry<'_>]) {
+        let checked = self.checked.get(layout, |checked| {
+            checked.clear();
+            // Keys are unique within a parsed row: each checked key once.
+            checked.extend(
+                entries
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(at, (k, _))| Some((at, range_check(k)?))),
+            );
+        });
+        for &(at, check) in checked {
+            let Some((_, v)) = entries.get(at) else {
+                continue;
+            };
+            self.checks += 1.0;
+            match check {
+                RangeCheck::Year => {
+                    if let Some(y) = v.py_number()
+                        && (1900.0..=2100.0).contains(&y)
+                    {
+                        self.valid += 1.0;
+                        if self.year.is_some_and(|t| t == y) {
+                            self.checks += 0.5;
+                            self.valid += 0.5;
                         }
-                        std::collections::hash_map::Entry::Vacant(slot) => {
-                            slot.insert(types.len());
-                            types.push((k.as_ref(), bit));
-                        }
+                    }
+                }
+                RangeCheck::Value => {
+                    if v.py_number().is_some_and(|x| x >= 0.0) {
+                        self.valid += 1.0;
+                    }
+                }
+                RangeCheck::Quantity => {
+                    if matches!(v, LiteValue::Null) || v.py_number().is_some_and(|x| x >= 0.0) {
+                        self.valid += 1.0;
                     }
                 }
             }
         }
-        first_row = false;
     }
-    if types.is_empty() {
-        0.0
-    } else {
-        types
-            .iter()
-            .filter(|(_, bits)| bits.count_ones() <= 1)
-            .count() as f64
-            / types.len() as f64
+
+    fn share(&self) -> f64 {
+        if self.checks == 0.0 {
+            1.0
+        } else {
+            self.valid / self.checks
+        }
     }
 }
 
 /// The keys the released judge range-checked.
+#[derive(Debug, Clone, Copy)]
 enum RangeCheck {
     /// `year`.
     Year,
@@ -931,7 +1011,151 @@ mod tests {
             } else {
                 naive.values().filter(|t| t.len() <= 1).count() as f64 / naive.len() as f64
             };
-            prop_assert_eq!(type_consistency(&lines), want);
+            let mut tally = TypeTally::default();
+            for (layout, line) in lines.iter_layouts() {
+                tally.add(layout, line.entries());
+            }
+            prop_assert_eq!(tally.share(), want);
+        }
+    }
+
+    /// A row of a few keys from a small pool, in any order, with values of every kind the
+    /// judge tells apart: rows often repeat a layout, and often do not.
+    fn arb_row() -> impl Strategy<Value = String> {
+        let keys = prop::sample::select(vec![
+            "year",
+            "reporter",
+            "partner",
+            "flow",
+            "hs",
+            "record_id",
+            "tradeValue",
+            "qty",
+            "value",
+            "netWgt",
+            "extra",
+        ]);
+        let value = prop::sample::select(vec![
+            "null",
+            "true",
+            "1",
+            "-3",
+            "1.0",
+            "2.5",
+            "2021",
+            "\"a\"",
+            "\"b\"",
+            "[1]",
+            "{}",
+            "1e400",
+            "\"\\u00e9\"",
+        ]);
+        proptest::collection::vec((keys, value), 0..7).prop_map(|entries| {
+            let body: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        })
+    }
+
+    proptest! {
+        /// Work kept per shared layout changes no verdict: judging with every row's key
+        /// positions worked out afresh gives the same outcome, whatever the rows' layouts.
+        #[test]
+        fn layout_sharing_changes_no_verdict(
+            // Rows drawn from a few templates, so layouts repeat, run and alternate.
+            templates in proptest::collection::vec(arb_row(), 1..4),
+            picks in proptest::collection::vec((0usize..4, any::<bool>()), 0..12),
+            other in arb_row(),
+            dedup in prop::sample::subsequence(
+                vec!["year", "reporter", "partner", "flow", "hs", "record_id", "qty", "extra"], 0..8),
+            long_dedup in any::<bool>(),
+            schema in prop::sample::subsequence(
+                vec!["year", "reporter", "partner", "flow", "hs", "record_id", "qty", "value", "extra"], 0..9),
+            long_schema in any::<bool>(),
+        ) {
+            let data: Vec<String> = picks
+                .iter()
+                .map(|(i, fresh)| if *fresh { other.clone() } else { templates[i % templates.len()].clone() })
+                .collect();
+            let data = data.join("\n");
+            // Past DENSE_FIELDS entries, the key list and schema take their long paths.
+            let widen = |list: &[&str], long: bool| -> Vec<String> {
+                let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+                if long {
+                    v.extend((0..DENSE_FIELDS).map(|i| format!("pad{i}")));
+                }
+                v
+            };
+            let meta = serde_json::json!({
+                "task_id": "T2_multi_page",
+                "query": {"reporter": "842"},
+                "row_count": picks.len(),
+                "schema": widen(&schema, long_schema),
+                "dedup_key": widen(&dedup, long_dedup),
+            })
+            .to_string();
+            let sub = Submission {
+                data_jsonl: Some(data.clone()),
+                metadata_json: Some(meta),
+                run_log: Some("info: page 1 request=1 complete".into()),
+                undecodable: Vec::new(),
+            };
+            let ctx = JudgeContext {
+                query: vec![("reporter".into(), Value::from("842"))],
+                total_rows: 5,
+                mode: "duplicates".into(),
+                year: Value::from(2021),
+            };
+            let shared = parse_lines(&data);
+            let unshared = parse_lines(&data).unshared();
+            prop_assert_eq!(
+                judge_lines(&ctx, &sub, &shared),
+                judge_lines(&ctx, &sub, &unshared)
+            );
+        }
+    }
+
+    proptest! {
+        /// Counting keys by their encoded bytes counts what Python's set of tuples counts:
+        /// values Python calls equal (1, 1.0, true; a float beyond i64 and its integer) collapse,
+        /// all others stay apart, in any field order, with fields repeated or missing.
+        #[test]
+        fn distinct_keys_are_distinct_tuples(
+            rows in proptest::collection::vec(
+                proptest::collection::vec((0usize..3, 0usize..14), 0..4),
+                0..10,
+            ),
+            key in proptest::collection::vec(0usize..4, 0..5),
+        ) {
+            let names = ["a", "b", "c", "d"];
+            let values = [
+                "1", "1.0", "true", "0", "false", "-0.0", "2.5", "\"1\"", "\"\"", "null",
+                "18446744073709551615", "1.8446744073709552e19", "1e20", "100000000000000000000",
+            ];
+            let data: Vec<String> = rows
+                .iter()
+                .map(|row| {
+                    let body: Vec<String> =
+                        row.iter().map(|(k, v)| format!("\"{}\":{}", names[*k], values[*v])).collect();
+                    format!("{{{}}}", body.join(","))
+                })
+                .collect();
+            let data = data.join("\n");
+            let lines = parse_lines(&data);
+            let key: Vec<Value> = key.iter().map(|i| Value::from(names[*i])).collect();
+            let fields = DedupFields::of(&key);
+            let naive: std::collections::HashSet<Vec<Option<KeyAtom<'_>>>> = lines
+                .iter()
+                .enumerate()
+                .map(|(n, line)| {
+                    key.iter()
+                        .map(|name| KeyAtom::of(line.get(name.as_str().unwrap_or("")), n))
+                        .collect()
+                })
+                .collect();
+            prop_assert_eq!(distinct_keys(&lines, &fields).ok(), Some(naive.len()));
         }
     }
 

@@ -134,21 +134,6 @@ impl<'l, 'a> Line<'l, 'a> {
             .find(|(k, _)| same(k, key))
             .map(|(_, v)| v)
     }
-
-    /// Like [`Line::get`], trying position `*hint` first and remembering where the key was:
-    /// rows of one submission nearly always share their key order, so lookups become O(1).
-    #[inline(always)]
-    pub fn get_hinted(&self, key: &str, hint: &mut usize) -> Option<&'l LiteValue<'a>> {
-        let entries = self.entries();
-        if let Some((k, v)) = entries.get(*hint)
-            && same(k, key)
-        {
-            return Some(v);
-        }
-        let at = entries.iter().position(|(k, _)| same(k, key))?;
-        *hint = at;
-        Some(&entries[at].1)
-    }
 }
 
 /// Whether two keys are equal, without a call to `memcmp` for short ones: keys are compared
@@ -178,7 +163,9 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// Position hints for a fixed list of keys, one per key (see [`Line::get_hinted`]).
+/// Where each of a fixed list of keys sits in a row, each search starting at the position the
+/// key had in the row searched before: rows of one submission nearly always share their key
+/// order, so a row whose layout is new still costs one comparison a key.
 #[derive(Debug, Clone)]
 pub struct Hints(Vec<usize>);
 
@@ -188,18 +175,43 @@ impl Hints {
         Hints((0..n).collect())
     }
 
-    /// The value of key number `i` (named `key`) in `line`.
+    /// The position of key number `i` (named `key`) among `entries` (keys past the hinted
+    /// ones are searched without a hint).
     #[inline]
-    pub fn get<'l, 'a>(
-        &mut self,
-        line: &Line<'l, 'a>,
-        i: usize,
-        key: &str,
-    ) -> Option<&'l LiteValue<'a>> {
-        match self.0.get_mut(i) {
-            Some(hint) => line.get_hinted(key, hint),
-            None => line.get(key),
+    pub fn position(&mut self, entries: &[Entry<'_>], i: usize, key: &str) -> Option<usize> {
+        let hint = self.0.get(i).copied().unwrap_or(0);
+        if let Some((k, _)) = entries.get(hint)
+            && same(k, key)
+        {
+            return Some(hint);
         }
+        let at = entries.iter().position(|(k, _)| same(k, key))?;
+        if let Some(h) = self.0.get_mut(i) {
+            *h = at;
+        }
+        Some(at)
+    }
+}
+
+/// What a scorer worked out from one row's keys (where its fields sit), kept while the
+/// following rows share the row's [`Layout`] and worked out again when one does not: rows
+/// nearly always share one layout, so per-key work is done once, not once a row.
+#[derive(Debug, Clone, Default)]
+pub struct PerLayout<T> {
+    layout: Option<Layout>,
+    plan: T,
+}
+
+impl<T> PerLayout<T> {
+    /// The plan for a row of `layout`: the kept one if the previous row shared its layout,
+    /// else the one `make` writes (given the old plan to overwrite, so its buffers are reused).
+    #[inline(always)]
+    pub fn get(&mut self, layout: Layout, make: impl FnOnce(&mut T)) -> &T {
+        if self.layout != Some(layout) || !layout.is_shared() {
+            make(&mut self.plan);
+            self.layout = Some(layout);
+        }
+        &self.plan
     }
 }
 
@@ -240,7 +252,7 @@ pub struct Lines<'a> {
     end: usize,
     kinds: Vec<Kind<'a>>,
     /// Slots of the last line the scanner read, the slots it expects next.
-    template: Vec<Slot<'a>>,
+    template: Template<'a>,
     /// The layout of lines whose key sequence is `template` (bumped whenever it changes).
     layout: u32,
     /// Whether serde_json read an object line, the only way an entry can own its text.
@@ -353,6 +365,8 @@ impl<'a> Lines<'a> {
             }
             None => {
                 self.new_layout();
+                // A line that failed part-way may have left a repeated key in the template.
+                self.template.unique = false;
                 None
             }
         }
@@ -441,6 +455,8 @@ struct ObjectBuilder {
     seen: u64,
     /// Positions by key, once the object is large.
     index: Option<KeyIndex>,
+    /// Whether a key was repeated (merged into its first position).
+    repeated: bool,
 }
 
 /// Positions of an object's keys by their SipHash (see [`crate::Sip`]): keys are never copied;
@@ -494,6 +510,13 @@ impl KeyIndex {
     }
 }
 
+/// A key's bit in [`ObjectBuilder::seen`], from its length and first byte.
+#[inline(always)]
+fn signature(key: &str) -> u64 {
+    let first = usize::from(key.as_bytes().first().copied().unwrap_or(0));
+    1u64 << ((key.len() * 7 + first) & 63)
+}
+
 /// What unused slots hold.
 const PLACEHOLDER: Entry<'static> = (Cow::Borrowed(""), LiteValue::Null);
 
@@ -505,6 +528,7 @@ impl ObjectBuilder {
             used: start,
             seen: 0,
             index: None,
+            repeated: false,
         }
     }
 
@@ -517,8 +541,7 @@ impl ObjectBuilder {
         key: Cow<'a, str>,
         value: LiteValue<'a>,
     ) {
-        let first = usize::from(key.as_bytes().first().copied().unwrap_or(0));
-        let bit = 1u64 << ((key.len() * 7 + first) & 63);
+        let bit = signature(&key);
         if self.index.is_none() && self.seen & bit == 0 && self.used - self.start < INDEX_AFTER {
             self.seen |= bit;
             self.put(entries, key, value);
@@ -552,7 +575,10 @@ impl ObjectBuilder {
         }
         if let Some(index) = &self.index {
             match index.find(entries, &key) {
-                (Some(at), _) => entries[at].1 = value,
+                (Some(at), _) => {
+                    entries[at].1 = value;
+                    self.repeated = true;
+                }
                 (None, hash) => {
                     self.put(entries, key, value);
                     if let Some(index) = &mut self.index {
@@ -571,8 +597,19 @@ impl ObjectBuilder {
         };
         self.seen |= bit;
         match repeat {
-            Some(at) => entries[self.start + at].1 = value,
+            Some(at) => {
+                entries[self.start + at].1 = value;
+                self.repeated = true;
+            }
             None => self.put(entries, key, value),
+        }
+    }
+
+    /// Signs the keys added by [`ObjectBuilder::put`] alone (which leaves `seen` as it was),
+    /// so that `insert` finds a repeat of them.
+    fn sign_all(&mut self, entries: &[Entry<'_>]) {
+        for (key, _) in &entries[self.start..self.used] {
+            self.seen |= signature(key);
         }
     }
 
@@ -691,6 +728,15 @@ fn plain_value(text: &str, i: usize) -> Option<(LiteValue<'_>, usize)> {
     }
 }
 
+/// The slots of the last line the scanner read, the slots it expects next.
+#[derive(Debug, Clone, Default)]
+struct Template<'a> {
+    slots: Vec<Slot<'a>>,
+    /// Whether the slots' keys are distinct: a line that follows them then holds no repeated
+    /// key among them, and its entries go into the arena without a check for one.
+    unique: bool,
+}
+
 /// One position of the scanner's template: the text from the end of the previous value (or
 /// from the `{`) to the start of this value — separator, key, colon and whitespace — and the
 /// key it holds.
@@ -715,7 +761,7 @@ fn scan_flat_object<'a>(
     from: usize,
     entries: &mut Vec<Entry<'a>>,
     start: usize,
-    template: &mut Vec<Slot<'a>>,
+    template: &mut Template<'a>,
 ) -> Option<(usize, usize, bool)> {
     let b = text.as_bytes();
     let mut object = ObjectBuilder::new(start);
@@ -728,8 +774,9 @@ fn scan_flat_object<'a>(
     let mut gap_start = from;
     let mut i = skip_ws(b, from + 1);
     if b.get(i) == Some(&b'}') {
-        let matched = template.is_empty();
-        template.clear();
+        let matched = template.slots.is_empty();
+        template.slots.clear();
+        template.unique = true;
         return Some((object.finish(), i + 1, matched));
     }
     // While the line follows the template: each slot is one gap comparison and one value. A
@@ -737,7 +784,7 @@ fn scan_flat_object<'a>(
     // when the value follows at once: a line spaced differently from the template is read
     // below (which rewrites the template) instead of failing at the whitespace and going to
     // serde_json.
-    while let Some(slot) = template.get(j) {
+    while let Some(slot) = template.slots.get(j) {
         let value_at = gap_start + slot.gap.len();
         match b.get(gap_start..value_at) {
             Some(got)
@@ -746,13 +793,17 @@ fn scan_flat_object<'a>(
             _ => break,
         }
         let (value, after) = plain_value(text, value_at)?;
-        object.insert(entries, Cow::Borrowed(slot.key), value);
+        if template.unique {
+            object.put(entries, Cow::Borrowed(slot.key), value);
+        } else {
+            object.insert(entries, Cow::Borrowed(slot.key), value);
+        }
         j += 1;
         i = after;
         gap_start = after;
         // Before the template's last slot the separator belongs to the next gap; after it the
         // object must end here to match the template.
-        if j == template.len() {
+        if j == template.slots.len() {
             i = skip_ws(b, i);
             match b.get(i) {
                 Some(b'}') => return Some((object.finish(), i + 1, true)),
@@ -763,7 +814,10 @@ fn scan_flat_object<'a>(
     }
     // The line differs from the template at slot `j` (or has more slots): the template keeps
     // the slots the line followed and takes this line's from here on.
-    template.truncate(j);
+    template.slots.truncate(j);
+    if template.unique {
+        object.sign_all(entries);
+    }
     scan_rest(text, i, gap_start, entries, object, template)
 }
 
@@ -779,7 +833,7 @@ fn scan_rest<'a>(
     mut gap_start: usize,
     entries: &mut Vec<Entry<'a>>,
     mut object: ObjectBuilder,
-    template: &mut Vec<Slot<'a>>,
+    template: &mut Template<'a>,
 ) -> Option<(usize, usize, bool)> {
     let b = text.as_bytes();
     if i == gap_start {
@@ -787,7 +841,7 @@ fn scan_rest<'a>(
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             // Fewer keys than the template.
-            Some(b'}') => return Some((object.finish(), i + 1, false)),
+            Some(b'}') => return Some(finish_line(object, template, i + 1)),
             _ => return None,
         }
     }
@@ -799,7 +853,7 @@ fn scan_rest<'a>(
             return None;
         }
         i = skip_ws(b, i + 1);
-        template.push(Slot {
+        template.slots.push(Slot {
             gap: b.get(gap_start..i)?,
             key,
         });
@@ -810,10 +864,20 @@ fn scan_rest<'a>(
         i = skip_ws(b, i);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
-            Some(b'}') => return Some((object.finish(), i + 1, false)),
+            Some(b'}') => return Some(finish_line(object, template, i + 1)),
             _ => return None,
         }
     }
+}
+
+/// The end of a line [`scan_rest`] read: the template now holds exactly its key sequence.
+fn finish_line(
+    object: ObjectBuilder,
+    template: &mut Template<'_>,
+    after: usize,
+) -> (usize, usize, bool) {
+    template.unique = !object.repeated;
+    (object.finish(), after, false)
 }
 
 struct LiteObject<'a>(Vec<Entry<'a>>);
@@ -915,6 +979,20 @@ impl<'de> Deserialize<'de> for LiteValueDe<'de> {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+impl Lines<'_> {
+    /// The same lines with no layout shared, so a scorer works every row's key positions out
+    /// afresh: what layout sharing must not change is tested against this.
+    #[cfg(test)]
+    pub(crate) fn unshared(mut self) -> Self {
+        for kind in &mut self.kinds {
+            if let Kind::Object { layout, .. } = kind {
+                *layout = Layout::NONE;
+            }
+        }
+        self
     }
 }
 
@@ -1163,6 +1241,11 @@ mod tests {
         parse_agrees_with_serde(
             "{\"k\":1}\n{\"k\":\"s\",\"j\":2}\n{\"j\":3,\"k\":4}\n{\"k\":5}\n{}\n{\"k\":6}",
         );
+        // A line that follows a template of distinct keys, then goes on to repeat one of them;
+        // a template with a repeated key, followed, and followed in part.
+        parse_agrees_with_serde(
+            "{\"a\":1,\"b\":2}\n{\"a\":1,\"b\":2,\"a\":3}\n{\"a\":1,\"b\":2,\"a\":3}\n{\"a\":4}\n{\"a\":5,\"a\":6}",
+        );
     }
 
     proptest! {
@@ -1178,6 +1261,31 @@ mod tests {
             ], 0..8),
         ) {
             parse_agrees_with_serde(&lines.join("\n"));
+        }
+
+        /// Rows whose keys come from a pool of three, so rows share, extend and cut each other's
+        /// key sequences and repeat keys within a row, and some rows leave the scanner part-way:
+        /// a repeat is merged wherever it falls.
+        #[test]
+        fn repeated_keys_across_layouts_agree_with_serde(
+            rows in proptest::collection::vec(
+                proptest::collection::vec((0usize..3, 0usize..4), 0..6),
+                1..10,
+            ),
+        ) {
+            // The last two values are not the scanner's: a line fails part-way into serde_json.
+            let values = ["0", "1", "[1]", "1.5"];
+            let data: Vec<String> = rows
+                .iter()
+                .map(|row| {
+                    let body: Vec<String> = row
+                        .iter()
+                        .map(|(k, v)| format!("\"{}\":{}", ["a", "b", "c"][*k], values[*v]))
+                        .collect();
+                    format!("{{{}}}", body.join(","))
+                })
+                .collect();
+            parse_agrees_with_serde(&data.join("\n"));
         }
 
         /// Rows sharing a layout whose values repeat, grow, shrink or change kind from row to
