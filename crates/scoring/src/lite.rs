@@ -553,7 +553,7 @@ impl ObjectBuilder {
     #[inline(always)]
     fn put<'a>(&mut self, entries: &mut Vec<Entry<'a>>, key: Cow<'a, str>, value: LiteValue<'a>) {
         if self.used == entries.len() {
-            grow(entries);
+            grow(entries, self.used + 1);
         }
         // Slots past an object's end hold placeholders or what a scan that failed wrote, all
         // borrowed: nothing to drop, so the old entry is not read back to check.
@@ -613,6 +613,12 @@ impl ObjectBuilder {
         }
     }
 
+    /// Counts `n` entries written in place after the object's start (by a line that follows a
+    /// template of distinct keys).
+    fn wrote(&mut self, n: usize) {
+        self.used = self.start + n;
+    }
+
     /// Where the object's entries end (`entries[start..end]`; later slots are placeholders).
     fn finish(self) -> usize {
         self.used
@@ -621,9 +627,9 @@ impl ObjectBuilder {
 
 #[cold]
 #[inline(never)]
-fn grow(entries: &mut Vec<Entry<'_>>) {
+fn grow(entries: &mut Vec<Entry<'_>>, at_least: usize) {
     // Constant placeholders, no clone: 64 at a time, a few rows' worth.
-    entries.resize_with(entries.len() + 64, || PLACEHOLDER);
+    entries.resize_with(at_least.max(entries.len() + 64), || PLACEHOLDER);
 }
 
 /// JSON whitespace within a line, as serde_json skips it: a line holds no newline, so a
@@ -784,7 +790,41 @@ fn scan_flat_object<'a>(
     // when the value follows at once: a line spaced differently from the template is read
     // below (which rewrites the template) instead of failing at the whitespace and going to
     // serde_json.
-    while let Some(slot) = template.slots.get(j) {
+    let n = template.slots.len();
+    if template.unique {
+        // Distinct keys: slot `j`'s entry is the object's `j`-th, written in place, with room
+        // for every slot made once (no repeat check, no growth check a slot).
+        if entries.len() < start + n {
+            grow(entries, start + n);
+        }
+        for (slot, entry) in template.slots.iter().zip(&mut entries[start..start + n]) {
+            let value_at = gap_start + slot.gap.len();
+            match b.get(gap_start..value_at) {
+                Some(got)
+                    if same_bytes(got, slot.gap)
+                        && !matches!(b.get(value_at), Some(b' ' | b'\t' | b'\r')) => {}
+                _ => break,
+            }
+            let (value, after) = plain_value(text, value_at)?;
+            // The old entry is a borrowed placeholder or a failed scan's: nothing to drop.
+            std::mem::forget(std::mem::replace(entry, (Cow::Borrowed(slot.key), value)));
+            j += 1;
+            gap_start = after;
+        }
+        object.wrote(j);
+        if j > 0 {
+            i = gap_start;
+        }
+        if j == n && n > 0 {
+            i = skip_ws(b, i);
+            match b.get(i) {
+                Some(b'}') => return Some((object.finish(), i + 1, true)),
+                Some(b',') => i = skip_ws(b, i + 1),
+                _ => return None,
+            }
+        }
+    }
+    while let Some(slot) = template.slots.get(j).filter(|_| !template.unique) {
         let value_at = gap_start + slot.gap.len();
         match b.get(gap_start..value_at) {
             Some(got)
@@ -793,17 +833,13 @@ fn scan_flat_object<'a>(
             _ => break,
         }
         let (value, after) = plain_value(text, value_at)?;
-        if template.unique {
-            object.put(entries, Cow::Borrowed(slot.key), value);
-        } else {
-            object.insert(entries, Cow::Borrowed(slot.key), value);
-        }
+        object.insert(entries, Cow::Borrowed(slot.key), value);
         j += 1;
         i = after;
         gap_start = after;
         // Before the template's last slot the separator belongs to the next gap; after it the
         // object must end here to match the template.
-        if j == template.slots.len() {
+        if j == n {
             i = skip_ws(b, i);
             match b.get(i) {
                 Some(b'}') => return Some((object.finish(), i + 1, true)),
