@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use benchaudit_agents::{EpisodeSpec, Level, RuleKind, RulePolicy, RunOptions, run_episode};
 use benchaudit_comtrade::{Episode, EpisodeOptions, FetchPageArgs, Generator, Submission, task};
-use benchaudit_scoring::{JudgeContext, Scores, f1, judge, lite};
+use benchaudit_scoring::{JudgeContext, Scores, f1, judge};
 
 const WORKLOADS: [&str; 9] = [
     "page_t1",
@@ -98,12 +98,12 @@ fn measure(name: &str, mut setup: Setup, n: u32) -> u64 {
             (Setup::Submission(sub), "judge_t2") => {
                 judge::judge(&JudgeContext::for_task(t2), black_box(sub)).total as u64
             }
-            (Setup::Submission(sub), "f1_t2") => {
-                let lines = lite::parse_lines(black_box(sub.data_jsonl.as_deref().unwrap_or("")));
-                f1::f1_of_lines(&Generator::new(t2, 0), &lines)
-                    .true_unique
-                    .into()
-            }
+            (Setup::Submission(sub), "f1_t2") => f1::f1_of_data(
+                &Generator::new(t2, 0),
+                black_box(sub.data_jsonl.as_deref().unwrap_or("")),
+            )
+            .true_unique
+            .into(),
             (Setup::Submission(sub), _) => {
                 Scores::compute(t2, 0, black_box(sub)).true_unique.into()
             }

@@ -1,6 +1,6 @@
 //! SPEC §11: the judge on the correct T2_multi_page submission (≤ 1 ms) and F1 on it.
 use benchaudit_comtrade::{Generator, Row, Submission, TaskSpec, record::write_jsonl, task};
-use benchaudit_scoring::{JudgeContext, Scores, f1, judge, lite};
+use benchaudit_scoring::{JudgeContext, Scores, f1, judge};
 
 mod common;
 use common::correct_t2;
@@ -23,8 +23,11 @@ fn f1_t2_correct(bencher: divan::Bencher) {
     let sub = correct_t2();
     let g = Generator::new(t, 0);
     bencher.bench(|| {
-        let lines = lite::parse_lines(divan::black_box(sub.data_jsonl.as_deref().unwrap_or("")));
-        f1::f1_of_lines(&g, &lines).f1
+        f1::f1_of_data(
+            &g,
+            divan::black_box(sub.data_jsonl.as_deref().unwrap_or("")),
+        )
+        .f1
     });
 }
 

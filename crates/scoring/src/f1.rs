@@ -8,7 +8,9 @@ use benchaudit_comtrade::{Generator, Record};
 use serde::Serialize;
 
 use crate::SipSet;
-use crate::lite::{Entry, Line, Lines, LiteValue, PerLayout, same};
+use std::borrow::Cow;
+
+use crate::lite::{Entry, Layout, Line, LineReader, Lines, LiteValue, PerLayout, same};
 
 /// Precision, recall and F1 of a submission against G.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
@@ -141,62 +143,116 @@ pub fn matches_record(
 
 /// Scores parsed lines against the generator's ground truth.
 pub fn f1_of_lines(generator: &Generator, lines: &Lines<'_>) -> F1Score {
-    let total = generator.task().total_rows;
-    // One sequential pass over G is far cheaper than seeking to each submitted record.
-    let truth: Vec<Record> = if lines.is_empty() {
-        Vec::new()
-    } else {
-        generator.truth().collect()
-    };
-    let mut seen = vec![false; total as usize];
-    let mut unique = 0u32;
-    // Distinct ids: canonical ones (one id per index) by index, the others by text.
-    let mut canonical_ids = vec![false; total as usize];
-    let mut canonical_distinct = 0u32;
-    let mut other_ids: SipSet<&str> = SipSet::default();
-    let mut totals_rows = 0u32;
-    // Rows nearly always share one layout: their field positions are found once.
-    let mut known: PerLayout<Positions> = PerLayout::default();
+    let mut tally = F1Tally::new(generator);
     for (layout, line) in lines.iter_layouts() {
+        tally.add(layout, &line);
+    }
+    tally.finish()
+}
+
+/// Scores a submission's data lines, read one at a time, against the generator's ground truth.
+pub fn f1_of_data(generator: &Generator, data: &str) -> F1Score {
+    let mut tally = F1Tally::new(generator);
+    LineReader::new(data).for_each(|layout, line| tally.add(layout, line));
+    tally.finish()
+}
+
+/// F1's counts over the lines seen so far, a line at a time (see [`f1_of_lines`]): nothing of
+/// a line is kept but the text of a non-canonical record id.
+pub(crate) struct F1Tally<'g, 'a> {
+    generator: &'g Generator,
+    /// G in index order, read at the first line: one sequential pass over G is far cheaper
+    /// than seeking to each submitted record.
+    truth: Vec<Record>,
+    submitted: u32,
+    seen: Vec<bool>,
+    unique: u32,
+    /// Distinct ids: canonical ones (one id per index) by index, the others by text.
+    canonical_ids: Vec<bool>,
+    canonical_distinct: u32,
+    other_ids: SipSet<Cow<'a, str>>,
+    totals_rows: u32,
+    /// Rows nearly always share one layout: their field positions are found once.
+    known: PerLayout<Positions>,
+}
+
+impl<'g, 'a> F1Tally<'g, 'a> {
+    pub(crate) fn new(generator: &'g Generator) -> Self {
+        F1Tally {
+            generator,
+            truth: Vec::new(),
+            submitted: 0,
+            seen: Vec::new(),
+            unique: 0,
+            canonical_ids: Vec::new(),
+            canonical_distinct: 0,
+            other_ids: SipSet::default(),
+            totals_rows: 0,
+            known: PerLayout::default(),
+        }
+    }
+
+    /// Counts one submitted line.
+    pub(crate) fn add(&mut self, layout: Layout, line: &Line<'_, 'a>) {
+        let generator = self.generator;
+        if self.submitted == 0 {
+            let total = generator.task().total_rows as usize;
+            self.truth = generator.truth().collect();
+            self.seen = vec![false; total];
+            self.canonical_ids = vec![false; total];
+        }
+        self.submitted += 1;
         let entries = line.entries();
-        let positions = *known.get(layout, |p| *p = Positions::of(entries));
+        let positions = *self.known.get(layout, |p| *p = Positions::of(entries));
         let (fields, flagged_total) = positions.read(entries);
         let id = fields[9].and_then(LiteValue::as_str);
         let index = id.and_then(|id| generator.index_of(id));
         match (id, index) {
             (_, Some(i)) => {
-                if !std::mem::replace(&mut canonical_ids[i as usize], true) {
-                    canonical_distinct += 1;
+                if !std::mem::replace(&mut self.canonical_ids[i as usize], true) {
+                    self.canonical_distinct += 1;
                 }
             }
             (Some(id), None) => {
-                other_ids.insert(id);
+                if !self.other_ids.contains(id) {
+                    // The line's own text where the id borrows it (always, but after serde_json
+                    // unescaped it).
+                    let text = match positions.fields[9].and_then(|at| entries.get(at)) {
+                        Some((_, LiteValue::Str(Cow::Borrowed(text)))) => Cow::Borrowed(*text),
+                        _ => Cow::Owned(id.to_string()),
+                    };
+                    self.other_ids.insert(text);
+                }
                 if id.contains("-TOTAL-") {
-                    totals_rows += 1;
-                    continue;
+                    self.totals_rows += 1;
+                    return;
                 }
             }
             (None, None) => {}
         }
         if flagged_total {
-            totals_rows += 1;
+            self.totals_rows += 1;
         }
         if let Some(i) = index
-            && truth
+            && self
+                .truth
                 .get(i as usize)
                 .is_some_and(|r| matches_record(generator, &fields, r))
-            && !std::mem::replace(&mut seen[i as usize], true)
+            && !std::mem::replace(&mut self.seen[i as usize], true)
         {
-            unique += 1;
+            self.unique += 1;
         }
     }
-    F1Score::from_counts(
-        unique,
-        lines.len() as u32,
-        total,
-        canonical_distinct + other_ids.len() as u32,
-        totals_rows,
-    )
+
+    pub(crate) fn finish(self) -> F1Score {
+        F1Score::from_counts(
+            self.unique,
+            self.submitted,
+            self.generator.task().total_rows,
+            self.canonical_distinct + self.other_ids.len() as u32,
+            self.totals_rows,
+        )
+    }
 }
 
 impl F1Score {
@@ -368,7 +424,10 @@ mod tests {
                 data.push('\n');
             }
             let lines = crate::lite::parse_lines(&data);
-            prop_assert_eq!(f1_of_lines(&g, &lines), reference(&g, &lines));
+            let want = reference(&g, &lines);
+            prop_assert_eq!(f1_of_lines(&g, &lines), want);
+            // Read a line at a time, as scoring does.
+            prop_assert_eq!(f1_of_data(&g, &data), want);
         }
     }
 }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::SipMap;
-use crate::lite::{Entry, Hints, Layout, Line, Lines, LiteValue, PerLayout, parse_lines, same};
+use crate::lite::{Entry, Hints, Layout, Line, LineReader, Lines, LiteValue, PerLayout, same};
 use crate::python::{self, KeyAtom};
 
 /// What the judge reads of a task: the expected query, the expected row count and the fault
@@ -132,16 +132,39 @@ impl JudgeOutcome {
 }
 
 /// An exception of the released scorer.
-struct Raise(&'static str, String);
+pub(crate) struct Raise(&'static str, String);
 
-/// Scores a submission, parsing its data lines.
+/// Scores a submission, reading its data lines one at a time.
 pub fn judge(ctx: &JudgeContext, submission: &Submission) -> JudgeOutcome {
-    let lines = parse_lines(submission.data_jsonl.as_deref().unwrap_or(""));
-    judge_lines(ctx, submission, &lines)
+    let metadata = match prepare(submission) {
+        Ok(metadata) => metadata,
+        Err(outcome) => return outcome,
+    };
+    let data = submission.data_jsonl.as_deref().unwrap_or("");
+    let mut rows = JudgeRows::new(ctx, &metadata, data.len());
+    LineReader::new(data).for_each(|layout, line| rows.add(layout, line));
+    conclude(ctx, submission, &metadata, rows)
 }
 
-/// Scores a submission whose data lines are already parsed (shared with the F1 scorer).
+/// Scores a submission whose data lines are already parsed.
 pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &Lines<'_>) -> JudgeOutcome {
+    let metadata = match prepare(submission) {
+        Ok(metadata) => metadata,
+        Err(outcome) => return outcome,
+    };
+    let mut rows = JudgeRows::new(ctx, &metadata, lines.len() * 128);
+    for (layout, line) in lines.iter_layouts() {
+        rows.add(layout, &line);
+    }
+    conclude(ctx, submission, &metadata, rows)
+}
+
+/// The metadata object the released judge read, once the checks made before any row passed.
+pub(crate) struct Metadata(Map<String, Value>);
+
+/// What the released judge decided before reading a row: the verdict where a file is missing
+/// or the metadata is not a JSON object, else the metadata.
+pub(crate) fn prepare(submission: &Submission) -> Result<Metadata, JudgeOutcome> {
     let present = [
         &submission.data_jsonl,
         &submission.metadata_json,
@@ -152,17 +175,20 @@ pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &Lines<'_
     .count();
     if present < 3 {
         let completeness = 10.0 * (present as f64 / 3.0);
-        return JudgeOutcome {
+        return Err(JudgeOutcome {
             total: completeness,
             breakdown: Breakdown {
                 completeness,
                 ..Breakdown::default()
             },
             errors: Vec::new(),
-        };
+        });
     }
     if let Some(file) = submission.undecodable.iter().find(|f| **f == "data.jsonl") {
-        return JudgeOutcome::raised("UnicodeDecodeError", format!("{file} is not UTF-8"));
+        return Err(JudgeOutcome::raised(
+            "UnicodeDecodeError",
+            format!("{file} is not UTF-8"),
+        ));
     }
     let metadata: Value = match submission
         .metadata_json
@@ -171,23 +197,31 @@ pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &Lines<'_
     {
         Some(Ok(v)) if submission.undecodable.is_empty() => v,
         _ => {
-            return JudgeOutcome {
+            return Err(JudgeOutcome {
                 total: 0.0,
                 breakdown: Breakdown::default(),
                 errors: vec!["metadata.json is not valid JSON".into()],
-            };
+            });
         }
     };
-    let Value::Object(meta) = &metadata else {
-        return JudgeOutcome::raised("AttributeError", "metadata.json is JSON but not an object");
-    };
-    match score(
-        ctx,
-        meta,
-        &metadata,
-        submission.run_log.as_deref().unwrap_or(""),
-        lines,
-    ) {
+    match metadata {
+        Value::Object(map) => Ok(Metadata(map)),
+        _ => Err(JudgeOutcome::raised(
+            "AttributeError",
+            "metadata.json is JSON but not an object",
+        )),
+    }
+}
+
+/// The verdict once every row has been read.
+pub(crate) fn conclude(
+    ctx: &JudgeContext,
+    submission: &Submission,
+    metadata: &Metadata,
+    rows: JudgeRows<'_, '_>,
+) -> JudgeOutcome {
+    let log = submission.run_log.as_deref().unwrap_or("");
+    match score(ctx, &metadata.0, log, rows) {
         Ok(breakdown) => JudgeOutcome {
             total: python::round1(breakdown.sum()),
             breakdown,
@@ -197,12 +231,60 @@ pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &Lines<'_
     }
 }
 
+/// What the judge reads of the rows, a row at a time: the count, the distinct dedup keys and
+/// the data-quality tallies. Nothing of a row is kept but a key's bytes and the keys' types.
+pub(crate) struct JudgeRows<'m, 'a> {
+    lines: usize,
+    /// Present when `dedup_key` is a list of three or more (the released judge read it then).
+    dedup: Option<DedupTally<'m>>,
+    /// Where a row made the dedup check raise: the verdict is a raise then, so later rows are
+    /// not read.
+    raised: Option<Raise>,
+    quality: QualityTally<'m, 'a>,
+}
+
+impl<'m, 'a> JudgeRows<'m, 'a> {
+    /// Tallies for the metadata's dedup key and schema; `data_len`, the data's size, sizes the
+    /// key arena.
+    pub(crate) fn new(ctx: &JudgeContext, metadata: &'m Metadata, data_len: usize) -> Self {
+        let meta = &metadata.0;
+        let dedup = match meta.get("dedup_key") {
+            Some(Value::Array(fields)) if fields.len() >= 3 => {
+                // A record row is some 150 to 200 bytes: room for the keys of rows of 128.
+                Some(DedupTally::new(DedupFields::of(fields), data_len / 128))
+            }
+            _ => None,
+        };
+        JudgeRows {
+            lines: 0,
+            dedup,
+            raised: None,
+            quality: QualityTally::new(schema_of(meta), &ctx.year),
+        }
+    }
+
+    /// Reads one line.
+    pub(crate) fn add(&mut self, layout: Layout, line: &Line<'_, 'a>) {
+        let n = self.lines;
+        self.lines += 1;
+        if self.raised.is_some() {
+            return;
+        }
+        if let Some(dedup) = &mut self.dedup
+            && let Err(raise) = dedup.add(n, layout, line)
+        {
+            self.raised = Some(raise);
+            return;
+        }
+        self.quality.add(layout, line);
+    }
+}
+
 fn score(
     ctx: &JudgeContext,
     meta: &Map<String, Value>,
-    metadata: &Value,
     log: &str,
-    lines: &Lines<'_>,
+    mut rows: JudgeRows<'_, '_>,
 ) -> Result<Breakdown, Raise> {
     let schema = schema_of(meta);
     let completeness = ["task_id", "query", "row_count", "schema", "dedup_key"]
@@ -210,11 +292,11 @@ fn score(
         .filter(|k| meta.contains_key(**k))
         .count() as f64
         * 3.0;
-    let correctness = correctness(ctx, meta, schema, lines)?;
+    let correctness = correctness(ctx, meta, schema, &mut rows)?;
     let robustness = robustness(&ctx.mode, log);
     let mut efficiency = efficiency(meta, log)?;
-    let data_quality = data_quality(ctx, schema, lines)?;
-    let mut observability = observability(meta, metadata, log);
+    let data_quality = data_quality(rows.quality, rows.lines)?;
+    let mut observability = observability(meta, log);
     if completeness < 15.0 {
         efficiency = 0.0;
     }
@@ -245,12 +327,13 @@ fn correctness(
     ctx: &JudgeContext,
     meta: &Map<String, Value>,
     schema: &Value,
-    lines: &Lines<'_>,
+    rows: &mut JudgeRows<'_, '_>,
 ) -> Result<f64, Raise> {
-    let actual = lines.len() as f64;
+    let lines = rows.lines;
+    let actual = lines as f64;
     let expected = ctx.total_rows as f64;
     let declared = meta.get("row_count");
-    let declared_matches = declared.is_some_and(|d| python::eq(d, &Value::from(lines.len())));
+    let declared_matches = declared.is_some_and(|d| python::eq(d, &Value::from(lines)));
     let mut points = 0.0;
     // a. row accuracy
     if expected <= 0.0 {
@@ -287,15 +370,15 @@ fn correctness(
         })
         .count();
     points += 4.0 * matches as f64 / 5.0;
-    // d. dedup
-    if let Some(Value::Array(fields)) = meta.get("dedup_key")
-        && fields.len() >= 3
-    {
-        let distinct = distinct_keys(lines, &DedupFields::of(fields))?;
-        points += if lines.is_empty() {
+    // d. dedup (read from the rows when `dedup_key` is a list of three or more)
+    if let Some(dedup) = &rows.dedup {
+        if let Some(raise) = rows.raised.take() {
+            return Err(raise);
+        }
+        points += if lines == 0 {
             6.0
         } else {
-            6.0 * distinct as f64 / lines.len() as f64
+            6.0 * dedup.keys.len() as f64 / lines as f64
         };
     }
     // e. declared consistency
@@ -381,23 +464,40 @@ impl<'m> DedupFields<'m> {
     }
 }
 
-/// The number of distinct dedup keys among the lines, or where the released scorer raised.
+/// The distinct dedup keys among the rows read so far, or where the released scorer raised.
 /// A key is kept as its non-`None` positions (`(field, atom)` in field order): two tuples are
 /// equal exactly when these lists are, and the list is never longer than the row. Keys are
 /// encoded into one arena and hashed once; [`DistinctKeys`] compares them on a hash match.
-fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, Raise> {
-    // About 20 bytes an atom (a 13-byte head and a short string).
-    let mut keys = DistinctKeys::with_capacity(lines.len(), 20 * fields.names.len().min(16));
-    let mut hints = Hints::new(fields.names.len());
-    // The row's key fields as (field, entry position), in field order.
-    let mut plan: PerLayout<Vec<(u32, usize)>> = PerLayout::default();
-    let unhashable = |n: usize| {
-        Raise(
-            "TypeError",
-            format!("unhashable dedup key on data.jsonl line {}", n + 1),
-        )
-    };
-    for (n, (layout, line)) in lines.iter_layouts().enumerate() {
+struct DedupTally<'m> {
+    fields: DedupFields<'m>,
+    keys: DistinctKeys,
+    hints: Hints,
+    /// The row's key fields as (field, entry position), in field order.
+    plan: PerLayout<Vec<(u32, usize)>>,
+}
+
+impl<'m> DedupTally<'m> {
+    /// Room for about `rows` keys.
+    fn new(fields: DedupFields<'m>, rows: usize) -> Self {
+        // About 20 bytes an atom (a 13-byte head and a short string).
+        let keys = DistinctKeys::with_capacity(rows, 20 * fields.names.len().min(16));
+        let hints = Hints::new(fields.names.len());
+        DedupTally {
+            fields,
+            keys,
+            hints,
+            plan: PerLayout::default(),
+        }
+    }
+
+    /// Reads line `n` (from 0).
+    fn add(&mut self, n: usize, layout: Layout, line: &Line<'_, '_>) -> Result<(), Raise> {
+        let unhashable = |n: usize| {
+            Raise(
+                "TypeError",
+                format!("unhashable dedup key on data.jsonl line {}", n + 1),
+            )
+        };
         let entries: &[Entry<'_>] = match line {
             Line::Other(_) if !line.is_json() => {
                 return Err(Raise(
@@ -413,10 +513,12 @@ fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, R
             }
             Line::Object(entries) => entries,
         };
+        let fields = &self.fields;
         if fields.unhashable {
             return Err(unhashable(n));
         }
-        let plan = plan.get(layout, |plan| {
+        let hints = &mut self.hints;
+        let plan = self.plan.get(layout, |plan| {
             plan.clear();
             if fields.names.len() <= DENSE_FIELDS {
                 for (i, name) in fields.names.iter().enumerate() {
@@ -435,7 +537,7 @@ fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, R
                 plan.sort_unstable_by_key(|&(i, _)| i);
             }
         });
-        let key = keys.start();
+        let key = self.keys.start();
         for &(i, at) in plan {
             match KeyAtom::of(entries.get(at).map(|(_, v)| v), n) {
                 None => return Err(unhashable(n)),
@@ -443,9 +545,19 @@ fn distinct_keys(lines: &Lines<'_>, fields: &DedupFields<'_>) -> Result<usize, R
                 Some(atom) => atom.encode(i, key),
             }
         }
-        keys.finish();
+        self.keys.finish();
+        Ok(())
     }
-    Ok(keys.len())
+}
+
+/// The number of distinct dedup keys among `lines`, or where the released scorer raised.
+#[cfg(test)]
+fn distinct_keys(lines: &Lines<'_>, fields: DedupFields<'_>) -> Result<usize, Raise> {
+    let mut tally = DedupTally::new(fields, lines.len());
+    for (n, (layout, line)) in lines.iter_layouts().enumerate() {
+        tally.add(n, layout, &line)?;
+    }
+    Ok(tally.keys.len())
 }
 
 /// A set of dedup keys without an allocation per key: every key is kept as its encoding
@@ -709,68 +821,97 @@ impl<'m> SchemaEntries<'m> {
     }
 }
 
-/// The judge's three data-quality checks in one pass over the rows; what each learns of a
-/// row's keys (how many schema entries it holds, each key's type slot, which keys are range
-/// checked) is kept for the rows of the same layout.
-fn data_quality(ctx: &JudgeContext, schema: &Value, lines: &Lines<'_>) -> Result<f64, Raise> {
-    // Read at the first object row: Python only looked at the schema for dict rows.
-    let mut entries_of_schema: Option<SchemaEntries> = None;
-    let mut hints = Hints::new(0);
-    let mut present: PerLayout<usize> = PerLayout::default();
-    let mut valid_rows = 0usize;
-    let mut types = TypeTally::default();
-    let mut ranges = RangeTally::new(&ctx.year);
-    for (layout, line) in lines.iter_layouts() {
-        let Line::Object(entries) = line else {
-            continue;
-        };
-        let schema_entries = match &entries_of_schema {
-            Some(e) => e,
+/// The judge's three data-quality checks, a row at a time; what each learns of a row's keys
+/// (how many schema entries it holds, each key's type slot, which keys are range checked) is
+/// kept for the rows of the same layout.
+struct QualityTally<'m, 'a> {
+    schema: &'m Value,
+    /// The schema's entries, read at the first object row: Python only looked at the schema
+    /// for dict rows. `Err` where reading them raised (the rows are not read further then).
+    entries: Option<Result<SchemaEntries<'m>, Raise>>,
+    hints: Hints,
+    present: PerLayout<usize>,
+    valid_rows: usize,
+    types: TypeTally<'a>,
+    ranges: RangeTally,
+}
+
+impl<'m, 'a> QualityTally<'m, 'a> {
+    fn new(schema: &'m Value, year: &Value) -> Self {
+        QualityTally {
+            schema,
+            entries: None,
+            hints: Hints::new(0),
+            present: PerLayout::default(),
+            valid_rows: 0,
+            types: TypeTally::default(),
+            ranges: RangeTally::new(year),
+        }
+    }
+
+    fn add(&mut self, layout: Layout, line: &Line<'_, 'a>) {
+        let Line::Object(entries) = *line else { return };
+        let schema_entries = match &mut self.entries {
+            Some(Ok(e)) => e,
+            Some(Err(_)) => return,
             None => {
-                let e = entries_of_schema.insert(if python::truthy(schema) {
-                    SchemaEntries::of(schema)?
+                let read = if python::truthy(self.schema) {
+                    SchemaEntries::of(self.schema)
                 } else {
-                    SchemaEntries::Few(Vec::new())
-                });
-                hints = Hints::new(e.len().min(DENSE_FIELDS));
-                e
+                    Ok(SchemaEntries::Few(Vec::new()))
+                };
+                match self.entries.insert(read) {
+                    Ok(e) => {
+                        self.hints = Hints::new(e.len().min(DENSE_FIELDS));
+                        e
+                    }
+                    Err(_) => return,
+                }
             }
         };
         let len = schema_entries.len();
-        let present = *present.get(layout, |p| {
-            *p = schema_entries.present(entries, &mut hints);
+        let hints = &mut self.hints;
+        let present = *self.present.get(layout, |p| {
+            *p = schema_entries.present(entries, hints);
         });
         if len == 0 || present as f64 >= len as f64 / 2.0 {
-            valid_rows += 1;
+            self.valid_rows += 1;
         }
-        types.add(layout, entries);
-        ranges.add(layout, entries);
+        self.types.add(layout, entries);
+        self.ranges.add(layout, entries);
     }
-    let content = if lines.is_empty() {
+}
+
+/// The data-quality points once `lines` rows have been read.
+fn data_quality(quality: QualityTally<'_, '_>, lines: usize) -> Result<f64, Raise> {
+    if let Some(Err(raise)) = quality.entries {
+        return Err(raise);
+    }
+    let content = if lines == 0 {
         0.0
     } else {
-        valid_rows as f64 / lines.len() as f64
+        quality.valid_rows as f64 / lines as f64
     };
-    Ok((5.0 * (content + types.share() + ranges.share())).min(15.0))
+    Ok((5.0 * (content + quality.types.share() + quality.ranges.share())).min(15.0))
 }
 
 /// The judge's type check: the share of keys whose non-null values all have one JSON type
 /// (0 without keys).
 #[derive(Default)]
-struct TypeTally<'l> {
+struct TypeTally<'a> {
     /// Every key seen, first seen first, with the JSON types of its values (one bit each).
-    types: Vec<(&'l str, u8)>,
+    types: Vec<(Cow<'a, str>, u8)>,
     /// Key → its slot in `types`; built only when a row strays from the first object row's
     /// key order (the first row's keys are unique and all new, so they need no lookup).
-    positions: Option<SipMap<&'l str, usize>>,
+    positions: Option<SipMap<Cow<'a, str>, usize>>,
     /// Whether a row with keys has been seen.
     started: bool,
     /// The slot of each of a row's entries.
     slots: PerLayout<Vec<usize>>,
 }
 
-impl<'l> TypeTally<'l> {
-    fn add(&mut self, layout: Layout, entries: &'l [Entry<'_>]) {
+impl<'a> TypeTally<'a> {
+    fn add(&mut self, layout: Layout, entries: &[Entry<'a>]) {
         if entries.is_empty() {
             return;
         }
@@ -787,7 +928,7 @@ impl<'l> TypeTally<'l> {
                     // Rows nearly always share key order: the same position is tried first.
                     Some((key, _)) if same(key, k) => j,
                     _ if !*started => {
-                        types.push((k.as_ref(), 0));
+                        types.push((k.clone(), 0));
                         types.len() - 1
                     }
                     _ => {
@@ -795,14 +936,14 @@ impl<'l> TypeTally<'l> {
                             types
                                 .iter()
                                 .enumerate()
-                                .map(|(i, (key, _))| (*key, i))
+                                .map(|(i, (key, _))| (key.clone(), i))
                                 .collect()
                         });
-                        match index.entry(k.as_ref()) {
+                        match index.entry(k.clone()) {
                             std::collections::hash_map::Entry::Occupied(at) => *at.get(),
                             std::collections::hash_map::Entry::Vacant(slot) => {
                                 slot.insert(types.len());
-                                types.push((k.as_ref(), 0));
+                                types.push((k.clone(), 0));
                                 types.len() - 1
                             }
                         }
@@ -943,9 +1084,12 @@ fn range_check(key: &str) -> Option<RangeCheck> {
     same(key, name).then_some(check)
 }
 
-fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 {
+fn observability(meta: &Map<String, Value>, log: &str) -> f64 {
     let log = log.to_lowercase();
-    let meta_text = metadata.to_string().to_lowercase();
+    // `str(metadata)` as JSON, as `Value::to_string` writes an object (string keys: never fails).
+    let meta_text = serde_json::to_string(meta)
+        .unwrap_or_default()
+        .to_lowercase();
     let found = ["task_id", "page", "request", "complete"]
         .iter()
         .filter(|w| log.contains(*w) || meta_text.contains(*w))
@@ -973,6 +1117,7 @@ fn observability(meta: &Map<String, Value>, metadata: &Value, log: &str) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lite::parse_lines;
     use proptest::prelude::*;
 
     proptest! {
@@ -1061,7 +1206,8 @@ mod tests {
 
     proptest! {
         /// Work kept per shared layout changes no verdict: judging with every row's key
-        /// positions worked out afresh gives the same outcome, whatever the rows' layouts.
+        /// positions worked out afresh gives the same outcome, whatever the rows' layouts, and
+        /// so does judging the lines as they are read, one at a time.
         #[test]
         fn layout_sharing_changes_no_verdict(
             // Rows drawn from a few templates, so layouts repeat, run and alternate.
@@ -1110,10 +1256,10 @@ mod tests {
             };
             let shared = parse_lines(&data);
             let unshared = parse_lines(&data).unshared();
-            prop_assert_eq!(
-                judge_lines(&ctx, &sub, &shared),
-                judge_lines(&ctx, &sub, &unshared)
-            );
+            let verdict = judge_lines(&ctx, &sub, &shared);
+            prop_assert_eq!(&verdict, &judge_lines(&ctx, &sub, &unshared));
+            // Read a line at a time, as scoring does.
+            prop_assert_eq!(&verdict, &judge(&ctx, &sub));
         }
     }
 
@@ -1155,7 +1301,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            prop_assert_eq!(distinct_keys(&lines, &fields).ok(), Some(naive.len()));
+            prop_assert_eq!(distinct_keys(&lines, fields).ok(), Some(naive.len()));
         }
     }
 

@@ -60,8 +60,11 @@ impl Scorer for GroundTruthF1 {
         1e-12
     }
     fn reward(&self, task: &'static TaskSpec, seed: u64, submission: &Submission) -> f64 {
-        let lines = lite::parse_lines(submission.data_jsonl.as_deref().unwrap_or(""));
-        f1::f1_of_lines(&Generator::new(task, seed), &lines).f1
+        f1::f1_of_data(
+            &Generator::new(task, seed),
+            submission.data_jsonl.as_deref().unwrap_or(""),
+        )
+        .f1
     }
 }
 
@@ -137,11 +140,29 @@ impl Scores {
         self.judge_total / JUDGE_POINTS
     }
 
-    /// Scores a submission of (task, seed) with both scorers.
+    /// Scores a submission of (task, seed) with both scorers, reading each data line once
+    /// for both.
     pub fn compute(task: &'static TaskSpec, seed: u64, submission: &Submission) -> Self {
-        let lines = lite::parse_lines(submission.data_jsonl.as_deref().unwrap_or(""));
-        let f = f1::f1_of_lines(&Generator::new(task, seed), &lines);
-        let j = judge::judge_lines(&JudgeContext::for_task(task), submission, &lines);
+        let data = submission.data_jsonl.as_deref().unwrap_or("");
+        let ctx = JudgeContext::for_task(task);
+        let generator = Generator::new(task, seed);
+        let mut f1 = f1::F1Tally::new(&generator);
+        let j = match judge::prepare(submission) {
+            Ok(metadata) => {
+                let mut rows = judge::JudgeRows::new(&ctx, &metadata, data.len());
+                lite::LineReader::new(data).for_each(|layout, line| {
+                    f1.add(layout, line);
+                    rows.add(layout, line);
+                });
+                judge::conclude(&ctx, submission, &metadata, rows)
+            }
+            // The judge decided before any row: the rows are read for F1 alone.
+            Err(outcome) => {
+                lite::LineReader::new(data).for_each(|layout, line| f1.add(layout, line));
+                outcome
+            }
+        };
+        let f = f1.finish();
         Scores {
             f1: f.f1,
             precision: f.precision,

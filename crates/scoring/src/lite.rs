@@ -2,8 +2,9 @@
 //! parsed once into its top-level keys and scalar values (nested arrays and objects keep only
 //! their kind), which is all either scorer looks at.
 //!
-//! Every line's entries live in one arena ([`Lines`]), so a submission costs a handful of
-//! allocations, not one per line. A flat object — string keys and values without escapes,
+//! Lines are read one at a time ([`LineReader`]) into one buffer reused from line to line, so
+//! scoring a submission costs a handful of allocations, not one per line, and holds one row,
+//! not every row; [`Lines`] keeps them all for a caller that needs them again. A flat object — string keys and values without escapes,
 //! integers of up to 18 digits, `true`, `false`, `null` — is read by a byte scanner; any
 //! other line (escapes, floats, nesting, anything malformed) goes through serde_json, which
 //! decides. The scanner accepts only what serde_json accepts and yields what it yields (a
@@ -215,7 +216,8 @@ impl<T> PerLayout<T> {
     }
 }
 
-/// Where a line's entries sit in the arena, or what the line is instead.
+/// Where a line's entries sit (in a [`LineReader`]'s buffer or a [`Lines`] arena), or what
+/// the line is instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind<'a> {
     Object {
@@ -226,11 +228,20 @@ enum Kind<'a> {
     Other(&'a str),
 }
 
-/// Which object lines share their keys: two lines of one [`Lines`] with the same shared layout
-/// ([`Layout::is_shared`]) have the same keys at the same entry positions, so what a scorer
-/// learnt of one line's positions holds for the other. Lines read by the scanner with the
-/// previous scanned line's key sequence share its layout; lines read by serde_json, and lines
-/// that are not objects, share none.
+impl Kind<'_> {
+    fn layout(self) -> Layout {
+        match self {
+            Kind::Object { layout, .. } => layout,
+            Kind::Other(_) => Layout::NONE,
+        }
+    }
+}
+
+/// Which object lines share their keys: two lines of one submission with the same shared
+/// layout ([`Layout::is_shared`]) have the same keys at the same entry positions, so what a
+/// scorer learnt of one line's positions holds for the other. Lines read by the scanner with
+/// the previous scanned line's key sequence share its layout; lines read by serde_json, and
+/// lines that are not objects, share none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout(u32);
 
@@ -244,83 +255,97 @@ impl Layout {
     }
 }
 
-/// The parsed non-empty lines of a submission's data, their entries in one arena.
-#[derive(Debug, Clone, Default)]
-pub struct Lines<'a> {
-    /// Every object line's entries; past `end`, placeholders the scanner writes into.
+/// Reads the non-empty (after trimming) lines of a submission's data one at a time, each
+/// line's entries in one buffer reused from line to line: the scorers read a line while it
+/// is in cache and keep nothing of it but their tallies, so scoring a submission holds one
+/// row, not every row.
+///
+/// One pass: a line that is a flat object between JSON whitespace is scanned where it stands,
+/// newline included, which is what trimming it and scanning it would read; any other line is
+/// cut at its newline, trimmed (Unicode whitespace, as `str::trim` does) and read alone.
+#[derive(Debug)]
+pub struct LineReader<'a> {
+    data: &'a str,
+    /// Where the next line starts.
+    at: usize,
+    /// The current line's entries from 0; past them, placeholders the scanner writes into.
     entries: Vec<Entry<'a>>,
-    end: usize,
-    kinds: Vec<Kind<'a>>,
     /// Slots of the last line the scanner read, the slots it expects next.
     template: Template<'a>,
     /// The layout of lines whose key sequence is `template` (bumped whenever it changes).
     layout: u32,
-    /// Whether serde_json read an object line, the only way an entry can own its text.
+    /// Whether the buffer holds entries serde_json read, the only ones that can own text.
     owned: bool,
 }
 
-impl Drop for Lines<'_> {
-    /// While every entry borrows from the text there is nothing to free but the arena, so its
-    /// entries are not read back one by one to find out (a pass over the whole arena).
-    fn drop(&mut self) {
-        if !self.owned {
-            std::mem::take(&mut self.entries)
-                .into_iter()
-                .for_each(std::mem::forget);
+impl<'a> LineReader<'a> {
+    /// A reader at the start of `data`.
+    pub fn new(data: &'a str) -> Self {
+        LineReader {
+            data,
+            at: 0,
+            entries: Vec::new(),
+            template: Template::default(),
+            layout: 0,
+            owned: false,
         }
     }
-}
 
-impl<'a> Lines<'a> {
-    /// Parses every non-empty (after trimming) line of `data` once.
-    ///
-    /// One pass: a line that is a flat object between JSON whitespace is scanned where it
-    /// stands, newline included, which is what trimming it and scanning it would read; any
-    /// other line is cut at its newline, trimmed (Unicode whitespace, as `str::trim` does)
-    /// and read by [`Lines::push`].
-    pub fn parse(data: &'a str) -> Self {
-        let mut lines = Lines::default();
-        // About one entry per 16 bytes of record lines; untouched capacity costs no memory.
-        lines.entries.reserve(data.len() / 16);
+    /// The next non-empty line and its [`Layout`] (borrowed until the next call).
+    pub fn next_line(&mut self) -> Option<(Layout, Line<'_, 'a>)> {
+        let kind = self.advance()?;
+        Some((kind.layout(), self.view(kind)))
+    }
+
+    /// Calls `f` on every remaining line and its [`Layout`].
+    pub fn for_each(mut self, mut f: impl FnMut(Layout, &Line<'_, 'a>)) {
+        while let Some((layout, line)) = self.next_line() {
+            f(layout, &line);
+        }
+    }
+
+    /// Reads the next non-empty line into the buffer.
+    fn advance(&mut self) -> Option<Kind<'a>> {
+        if self.owned {
+            // The scanner overwrites entries without dropping them: owned text goes first.
+            self.entries.clear();
+            self.owned = false;
+        }
+        let data = self.data;
         let b = data.as_bytes();
-        let mut at = 0;
-        while at < b.len() {
-            let first = skip_ws(b, at);
+        while self.at < b.len() {
+            let first = skip_ws(b, self.at);
             if b.get(first) == Some(&b'\n') {
-                at = first + 1;
+                self.at = first + 1;
                 continue;
             }
             if b.get(first) == Some(&b'{')
-                && let Some((end, after)) = lines.scan(data, first)
+                && let Some((end, after)) = self.scan(data, first)
             {
                 let next = skip_ws(b, after);
                 if next == b.len() || b[next] == b'\n' {
-                    lines.kinds.push(Kind::Object {
-                        start: lines.end,
+                    self.at = next + 1;
+                    return Some(Kind::Object {
+                        start: 0,
                         end,
-                        layout: Layout(lines.layout),
+                        layout: Layout(self.layout),
                     });
-                    lines.end = end;
-                    at = next + 1;
-                    continue;
                 }
                 // Not the end of the line: the template says nothing of the layout to come.
-                lines.new_layout();
+                self.new_layout();
             }
-            let line_end = data[at..].find('\n').map_or(b.len(), |n| at + n);
-            let text = data[at..line_end].trim();
+            let line_end = data[self.at..].find('\n').map_or(b.len(), |n| self.at + n);
+            let text = data[self.at..line_end].trim();
+            self.at = line_end + 1;
             if !text.is_empty() {
-                lines.push(text);
+                return Some(self.read(text));
             }
-            at = line_end + 1;
         }
-        lines.entries.truncate(lines.end);
-        lines
+        None
     }
 
-    /// Parses one (trimmed, non-empty) line and appends it.
-    pub fn push(&mut self, text: &'a str) {
-        let start = self.end;
+    /// Reads one trimmed, non-empty line into the buffer.
+    fn read(&mut self, text: &'a str) -> Kind<'a> {
         let scanned = match text.as_bytes().first() {
             Some(b'{') => self.scan(text, 0).filter(|&(_, after)| {
                 let whole = skip_ws(text.as_bytes(), after) == text.len();
@@ -331,18 +356,14 @@ impl<'a> Lines<'a> {
             }),
             _ => None,
         };
-        let kind = match scanned {
-            Some((end, _)) => {
-                self.end = end;
-                Kind::Object {
-                    start,
-                    end,
-                    layout: Layout(self.layout),
-                }
-            }
-            None => self.push_slow(text),
-        };
-        self.kinds.push(kind);
+        match scanned {
+            Some((end, _)) => Kind::Object {
+                start: 0,
+                end,
+                layout: Layout(self.layout),
+            },
+            None => self.read_slow(text),
+        }
     }
 
     /// The template changed (or may have): later lines share no layout with earlier ones. At
@@ -351,12 +372,12 @@ impl<'a> Lines<'a> {
         self.layout = self.layout.saturating_add(1);
     }
 
-    /// [`scan_flat_object`] into the arena at `end`, keeping `layout` the template's: bumped
-    /// when the line's key sequence is not the template's (on failure too, as the template
-    /// may then hold part of a line that shares no layout).
+    /// [`scan_flat_object`] into the buffer, keeping `layout` the template's: bumped when the
+    /// line's key sequence is not the template's (on failure too, as the template may then
+    /// hold part of a line that shares no layout).
     #[inline(always)]
     fn scan(&mut self, text: &'a str, from: usize) -> Option<(usize, usize)> {
-        let scanned = scan_flat_object(text, from, &mut self.entries, self.end, &mut self.template);
+        let scanned = scan_flat_object(text, from, &mut self.entries, 0, &mut self.template);
         match scanned {
             Some((end, after, true)) => Some((end, after)),
             Some((end, after, false)) => {
@@ -375,23 +396,65 @@ impl<'a> Lines<'a> {
     /// A line the scanner leaves to serde_json.
     #[cold]
     #[inline(never)]
-    fn push_slow(&mut self, text: &'a str) -> Kind<'a> {
-        self.entries.truncate(self.end);
-        let start = self.end;
+    fn read_slow(&mut self, text: &'a str) -> Kind<'a> {
+        self.entries.clear();
         // Only text starting with `{` can be an object.
         if text.as_bytes().first() == Some(&b'{')
             && let Ok(LiteObject(entries)) = serde_json::from_str::<LiteObject<'a>>(text)
         {
             self.entries.extend(entries);
-            self.end = self.entries.len();
             self.owned = true;
             return Kind::Object {
-                start,
-                end: self.end,
+                start: 0,
+                end: self.entries.len(),
                 layout: Layout::NONE,
             };
         }
         Kind::Other(text)
+    }
+
+    fn view(&self, kind: Kind<'a>) -> Line<'_, 'a> {
+        match kind {
+            Kind::Object { start, end, .. } => Line::Object(&self.entries[start..end]),
+            Kind::Other(text) => Line::Other(text),
+        }
+    }
+}
+
+/// Every non-empty line of a submission's data, read by a [`LineReader`] and kept, their
+/// entries in one arena: for a caller that needs the lines more than once or out of order.
+#[derive(Debug, Clone, Default)]
+pub struct Lines<'a> {
+    entries: Vec<Entry<'a>>,
+    kinds: Vec<Kind<'a>>,
+}
+
+impl<'a> Lines<'a> {
+    /// Reads and keeps every non-empty line of `data`.
+    pub fn parse(data: &'a str) -> Self {
+        let mut reader = LineReader::new(data);
+        let mut lines = Lines::default();
+        while let Some(kind) = reader.advance() {
+            lines.keep(&reader, kind);
+        }
+        lines
+    }
+
+    /// Appends the reader's current line.
+    fn keep(&mut self, reader: &LineReader<'a>, kind: Kind<'a>) {
+        let kind = match kind {
+            Kind::Object { start, end, layout } => {
+                let at = self.entries.len();
+                self.entries.extend_from_slice(&reader.entries[start..end]);
+                Kind::Object {
+                    start: at,
+                    end: self.entries.len(),
+                    layout,
+                }
+            }
+            other => other,
+        };
+        self.kinds.push(kind);
     }
 
     /// Number of lines.
@@ -416,13 +479,7 @@ impl<'a> Lines<'a> {
 
     /// The lines in order, each with its [`Layout`].
     pub fn iter_layouts(&self) -> impl ExactSizeIterator<Item = (Layout, Line<'_, 'a>)> + '_ {
-        self.kinds.iter().map(|k| {
-            let layout = match k {
-                Kind::Object { layout, .. } => *layout,
-                Kind::Other(_) => Layout::NONE,
-            };
-            (layout, self.view(*k))
-        })
+        self.kinds.iter().map(|k| (k.layout(), self.view(*k)))
     }
 
     fn view(&self, kind: Kind<'a>) -> Line<'_, 'a> {
@@ -433,7 +490,7 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// Parses every non-empty line of a submission's data once.
+/// Reads and keeps every non-empty line of a submission's data.
 pub fn parse_lines(data: &str) -> Lines<'_> {
     Lines::parse(data)
 }
@@ -1047,9 +1104,12 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// One trimmed line read alone (newlines inside it included).
     fn one(text: &str) -> Lines<'_> {
+        let mut reader = LineReader::new("");
+        let kind = reader.read(text);
         let mut lines = Lines::default();
-        lines.push(text);
+        lines.keep(&reader, kind);
         lines
     }
 

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use benchaudit_comtrade::{Generator, Row, Submission, Totals, record::write_jsonl, task};
-use benchaudit_scoring::{JudgeContext, Scores, judge};
+use benchaudit_scoring::{JudgeContext, Scores, f1, judge, lite};
 use proptest::prelude::*;
 
 const T: &str = "T3_duplicates";
@@ -140,6 +140,13 @@ proptest! {
         prop_assert!((0.0..=100.0).contains(&s.judge_total));
         let j = judge::judge(&JudgeContext::for_task(t), &sub);
         prop_assert_eq!(j.total, s.judge_total);
+        // The lines read once for both scorers, or kept and read by each, score alike.
+        let lines = lite::parse_lines(sub.data_jsonl.as_deref().unwrap_or(""));
+        let kept = judge::judge_lines(&JudgeContext::for_task(t), &sub, &lines);
+        prop_assert_eq!(&kept.breakdown, &s.judge_breakdown);
+        prop_assert_eq!(&kept.errors, &s.judge_errors);
+        let f = f1::f1_of_lines(&Generator::new(t, seed), &lines);
+        prop_assert_eq!((f.f1, f.submitted, f.distinct_ids, f.totals_rows), (s.f1, s.submitted, s.distinct_ids, s.totals_rows));
     }
 }
 
