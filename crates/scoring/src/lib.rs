@@ -25,8 +25,9 @@ pub mod python;
 use benchaudit_comtrade::{Generator, Submission, TaskSpec};
 
 /// Maps and sets keyed by submitted text hash with SipHash (std's `DefaultHasher`, fixed keys,
-/// so deterministic): with a fast unkeyed hash such as Fx a hostile submission can choose keys
-/// that all collide, and every lookup turns linear.
+/// so deterministic): with a fast unkeyed hash such as Fx a hostile submission can construct
+/// keys that all collide, and every lookup turns linear; here it could only search for them,
+/// a brute-force search per key (docs/decisions.md).
 pub(crate) type Sip = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
 /// A map keyed by submitted text (see [`Sip`]).
 pub(crate) type SipMap<K, V> = std::collections::HashMap<K, V, Sip>;
