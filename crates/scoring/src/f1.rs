@@ -193,6 +193,7 @@ impl<'g, 'a> F1Tally<'g, 'a> {
     }
 
     /// Counts one submitted line.
+    #[inline(always)]
     pub(crate) fn add(&mut self, layout: Layout, line: &Line<'_, 'a>) {
         let generator = self.generator;
         if self.submitted == 0 {

@@ -264,6 +264,7 @@ impl<'m, 'a> JudgeRows<'m, 'a> {
     }
 
     /// Reads one line.
+    #[inline(always)]
     pub(crate) fn add(&mut self, layout: Layout, line: &Line<'_, 'a>) {
         let n = self.lines;
         self.lines += 1;
