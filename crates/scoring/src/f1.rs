@@ -4,12 +4,12 @@
 //! never equal to a number). Duplicates, totals rows, fabricated and corrupted rows count in
 //! |S| but not in |U|.
 
+use std::borrow::Cow;
+
 use benchaudit_comtrade::{Generator, Record};
 use serde::Serialize;
 
 use crate::SipSet;
-use std::borrow::Cow;
-
 use crate::lite::{Entry, Layout, Line, LineReader, Lines, LiteValue, PerLayout, same};
 
 /// Precision, recall and F1 of a submission against G.
@@ -215,14 +215,13 @@ impl<'g, 'a> F1Tally<'g, 'a> {
                 }
             }
             (Some(id), None) => {
-                if !self.other_ids.contains(id) {
-                    // The line's own text where the id borrows it (always, but after serde_json
-                    // unescaped it).
-                    let text = match positions.fields[9].and_then(|at| entries.get(at)) {
-                        Some((_, LiteValue::Str(Cow::Borrowed(text)))) => Cow::Borrowed(*text),
-                        _ => Cow::Owned(id.to_string()),
-                    };
-                    self.other_ids.insert(text);
+                // The id's own `Cow`, read from the entry (`fields` holds it for this line
+                // only): borrowed from the data, owned only where serde_json unescaped it.
+                if !self.other_ids.contains(id)
+                    && let Some((_, LiteValue::Str(text))) =
+                        positions.fields[9].and_then(|at| entries.get(at))
+                {
+                    self.other_ids.insert(text.clone());
                 }
                 if id.contains("-TOTAL-") {
                     self.totals_rows += 1;

@@ -132,7 +132,7 @@ impl JudgeOutcome {
 }
 
 /// An exception of the released scorer.
-pub(crate) struct Raise(&'static str, String);
+struct Raise(&'static str, String);
 
 /// Scores a submission, reading its data lines one at a time.
 pub fn judge(ctx: &JudgeContext, submission: &Submission) -> JudgeOutcome {
@@ -141,7 +141,7 @@ pub fn judge(ctx: &JudgeContext, submission: &Submission) -> JudgeOutcome {
         Err(outcome) => return outcome,
     };
     let data = submission.data_jsonl.as_deref().unwrap_or("");
-    let mut rows = JudgeRows::new(ctx, &metadata, data.len());
+    let mut rows = JudgeRows::new(ctx, &metadata, data);
     LineReader::new(data).for_each(|layout, line| rows.add(layout, line));
     conclude(ctx, submission, &metadata, rows)
 }
@@ -152,7 +152,11 @@ pub fn judge_lines(ctx: &JudgeContext, submission: &Submission, lines: &Lines<'_
         Ok(metadata) => metadata,
         Err(outcome) => return outcome,
     };
-    let mut rows = JudgeRows::new(ctx, &metadata, lines.len() * 128);
+    let mut rows = JudgeRows::new(
+        ctx,
+        &metadata,
+        submission.data_jsonl.as_deref().unwrap_or(""),
+    );
     for (layout, line) in lines.iter_layouts() {
         rows.add(layout, &line);
     }
@@ -244,14 +248,13 @@ pub(crate) struct JudgeRows<'m, 'a> {
 }
 
 impl<'m, 'a> JudgeRows<'m, 'a> {
-    /// Tallies for the metadata's dedup key and schema; `data_len`, the data's size, sizes the
-    /// key arena.
-    pub(crate) fn new(ctx: &JudgeContext, metadata: &'m Metadata, data_len: usize) -> Self {
+    /// Tallies for the metadata's dedup key and schema; the data's size sizes the key arena.
+    pub(crate) fn new(ctx: &JudgeContext, metadata: &'m Metadata, data: &str) -> Self {
         let meta = &metadata.0;
         let dedup = match meta.get("dedup_key") {
             Some(Value::Array(fields)) if fields.len() >= 3 => {
                 // A record row is some 150 to 200 bytes: room for the keys of rows of 128.
-                Some(DedupTally::new(DedupFields::of(fields), data_len / 128))
+                Some(DedupTally::new(DedupFields::of(fields), data.len() / 128))
             }
             _ => None,
         };
@@ -583,7 +586,7 @@ impl DistinctKeys {
         DistinctKeys {
             bytes: Vec::with_capacity(keys * bytes_per_key),
             open: 0,
-            // Keyed by SipHash values, which a submission cannot steer: Fx is safe here.
+            // Keyed by SipHash values (see `crate::Sip`): Fx over them adds no weakness.
             heads: rustc_hash::FxHashMap::with_capacity_and_hasher(keys, Default::default()),
             keys: Vec::with_capacity(keys),
             last: None,

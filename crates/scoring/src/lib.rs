@@ -150,7 +150,7 @@ impl Scores {
         let mut f1 = f1::F1Tally::new(&generator);
         let j = match judge::prepare(submission) {
             Ok(metadata) => {
-                let mut rows = judge::JudgeRows::new(&ctx, &metadata, data.len());
+                let mut rows = judge::JudgeRows::new(&ctx, &metadata, data);
                 lite::LineReader::new(data).for_each(|layout, line| {
                     f1.add(layout, line);
                     rows.add(layout, line);
