@@ -187,7 +187,7 @@ pub fn parse_record_id(task: &TaskSpec, record_id: &str) -> Option<u32> {
     let [b'-', digits @ ..] = digits else {
         return None;
     };
-    if prefix != task.task_id.as_bytes() || digits.len() != 6 {
+    if digits.len() != 6 || !same_bytes(prefix, task.task_id.as_bytes()) {
         return None;
     }
     // Six digits never overflow.
@@ -199,6 +199,29 @@ pub fn parse_record_id(task: &TaskSpec, record_id: &str) -> Option<u32> {
         index = index * 10 + u32::from(d - b'0');
     }
     (index < task.total_rows).then_some(index)
+}
+
+/// Whether two byte strings are equal, without a call to `bcmp` for short ones: record ids,
+/// and the scorers' keys, are compared once or more a submitted line, nearly all in 16 bytes
+/// or fewer.
+#[inline(always)]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        let mut w = [0u8; N];
+        w.copy_from_slice(&s[at..at + N]);
+        w
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        // Two overlapping loads cover lengths 8..=16, and 4..=7.
+        8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        _ => a == b,
+    }
 }
 
 /// The canonical record id of record `index`.
@@ -744,6 +767,30 @@ mod tests {
 
     fn serde_line(t: &TaskSpec, row: &Row) -> String {
         serde_json::to_string(&RowJson { task: t, row }).expect("json")
+    }
+
+    proptest::proptest! {
+        /// `same_bytes` is `==` for every length it treats apart (0..=3, 4..=7, 8..=16, more),
+        /// on equal strings and on strings one byte apart anywhere.
+        #[test]
+        fn same_bytes_is_equality(
+            a in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            flip in 1u8..=255,
+            longer in proptest::prelude::any::<bool>(),
+        ) {
+            proptest::prop_assert!(same_bytes(&a, &a.clone()));
+            let mut b = a.clone();
+            if let Some(byte) = (!b.is_empty()).then(|| &mut b[at.index(a.len())]) {
+                *byte ^= flip;
+                proptest::prop_assert!(!same_bytes(&a, &b));
+            }
+            if longer {
+                b = a.clone();
+                b.push(0);
+                proptest::prop_assert!(!same_bytes(&a, &b));
+            }
+        }
     }
 
     proptest::proptest! {

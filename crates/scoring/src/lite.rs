@@ -17,6 +17,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use benchaudit_comtrade::record::same_bytes;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// A top-level value of a row, with the JSON type the legacy judge distinguishes.
@@ -69,6 +70,7 @@ impl LiteValue<'_> {
 
     /// Whether a JSON number equals an unsigned integer (int and float notation alike; bools
     /// are not numbers here).
+    #[inline(always)]
     pub fn equals_uint(&self, v: u64) -> bool {
         match self {
             LiteValue::Int(i) => u64::try_from(*i) == Ok(v),
@@ -79,6 +81,7 @@ impl LiteValue<'_> {
     }
 
     /// Whether a JSON number equals a signed integer (int and float notation alike).
+    #[inline(always)]
     pub fn equals_int(&self, v: i64) -> bool {
         match self {
             LiteValue::Int(i) => *i == v,
@@ -142,26 +145,6 @@ impl<'l, 'a> Line<'l, 'a> {
 #[inline(always)]
 pub fn same(a: &str, b: &str) -> bool {
     same_bytes(a.as_bytes(), b.as_bytes())
-}
-
-#[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
-        let mut w = [0u8; N];
-        w.copy_from_slice(&s[at..at + N]);
-        w
-    }
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    match n {
-        // Two overlapping loads cover lengths 8..=16, and 4..=7.
-        8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
-        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
-        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
-        _ => a == b,
-    }
 }
 
 /// Where each of a fixed list of keys sits in a row, each search starting at the position the
