@@ -14,7 +14,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 command -v valgrind >/dev/null || { echo "valgrind not found (apt-get install valgrind)" >&2; exit 2; }
 WORKLOADS=("$@")
-[[ ${#WORKLOADS[@]} -gt 0 ]] || WORKLOADS=(page_t1 page_t2 page_t3 page_t7 truth_t2 judge_t2 f1_t2 both_t2 episode_t2)
+[[ ${#WORKLOADS[@]} -gt 0 ]] || WORKLOADS=(page_t1 page_t2 page_t3 page_t6 page_t7 truth_t2 judge_t2 f1_t2 both_t2 episode_t2)
 
 BIN=$(cd "$ROOT" && cargo bench -p benchaudit-agents --bench hotpaths --no-run --message-format=json 2>/dev/null |
   sed -n 's/.*"executable":"\([^"]*hotpaths[^"]*\)".*/\1/p' | tail -1)

@@ -9,10 +9,11 @@ use benchaudit_agents::{EpisodeSpec, Level, RuleKind, RulePolicy, RunOptions, ru
 use benchaudit_comtrade::{Episode, EpisodeOptions, FetchPageArgs, Generator, Submission, task};
 use benchaudit_scoring::{JudgeContext, Scores, f1, judge};
 
-const WORKLOADS: [&str; 9] = [
+const WORKLOADS: [&str; 10] = [
     "page_t1",
     "page_t2",
     "page_t3",
+    "page_t6",
     "page_t7",
     "truth_t2",
     "judge_t2",
@@ -52,11 +53,12 @@ enum Setup {
 fn run(name: &str, n: u32) -> u64 {
     let t2 = task("T2_multi_page").expect("registry");
     let setup = match name {
-        "page_t1" | "page_t2" | "page_t3" | "page_t7" => {
+        "page_t1" | "page_t2" | "page_t3" | "page_t6" | "page_t7" => {
             let id = match name {
                 "page_t1" => "T1_single_page",
                 "page_t2" => "T2_multi_page",
                 "page_t3" => "T3_duplicates",
+                "page_t6" => "T6_page_drift",
                 _ => "T7_totals_trap",
             };
             let options = EpisodeOptions {

@@ -93,9 +93,10 @@ pub fn inject(
         FaultFamily::PageDrift => {
             let mut order: Vec<u32> = (0..task.total_rows).collect();
             s.shuffle(&mut order);
-            order[range.start as usize..range.end as usize]
-                .iter()
-                .filter_map(|&i| generator.record(i).map(Row::Record))
+            generator
+                .records_at(&order[range.start as usize..range.end as usize])
+                .into_iter()
+                .map(Row::Record)
                 .collect()
         }
         _ => generator.records(range).map(Row::Record).collect(),
