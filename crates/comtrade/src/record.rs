@@ -69,10 +69,12 @@ impl Generator {
     pub fn records_at(&self, indices: &[u32]) -> Vec<Record> {
         let total = self.task.total_rows;
         let valid = || indices.iter().copied().filter(move |&i| i < total);
-        let (Some(lo), Some(hi)) = (valid().min(), valid().max()) else {
+        let Some((lo, hi, count)) = valid().fold(None, |span, i| match span {
+            None => Some((i, i, 1)),
+            Some((lo, hi, n)) => Some((lo.min(i), hi.max(i), n + 1)),
+        }) else {
             return Vec::new();
         };
-        let count = valid().count();
         // A record is 32 bytes of a 256-byte block computation: reading a run of up to four
         // records per wanted one costs no more blocks than one seek (one computation) each.
         if (hi - lo) as usize / 4 < count {
