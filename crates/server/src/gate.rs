@@ -3,12 +3,13 @@
 //! whole under a size limit (413) and a deadline (408), so no route ever waits on a slow body
 //! or holds more than the limit.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::http::{HeaderMap, Method, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -80,29 +81,33 @@ impl Gate {
             .iter()
             .any(|a| a.host == asked.host && a.port.is_none_or(|p| asked.port == Some(p)))
     }
+
+    /// 400 for a request naming no host (no `Host` header and no authority in its target),
+    /// 403 for a host not allowed; `None` when the host is allowed.
+    pub fn refuse_host(&self, headers: &HeaderMap, uri: &Uri) -> Option<Failure> {
+        let host = match (headers.get(header::HOST), uri.authority()) {
+            (Some(h), _) => Cow::Borrowed(h.to_str().unwrap_or("\u{fffd}")),
+            (None, Some(authority)) => Cow::Owned(authority.to_string()),
+            (None, None) => return Some(Failure::new(400, "the request has no Host header")),
+        };
+        if self.host_allowed(&host) {
+            return None;
+        }
+        Some(Failure::new(
+            403,
+            format!(
+                "Host `{}` is not allowed: this server answers to loopback names and the hosts given with --allow-host",
+                truncate(&host)
+            ),
+        ))
+    }
 }
 
 /// The middleware: 403 for a foreign `Host`, 400 without one; bodies of POST/PUT/PATCH read
 /// whole (413 past the limit, 408 past the deadline) before the route runs.
 pub async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .map(|h| h.to_str().unwrap_or("\u{fffd}").to_string())
-        .or_else(|| request.uri().authority().map(ToString::to_string));
-    match host {
-        None => return Failure::new(400, "the request has no Host header").into_response(),
-        Some(host) if !gate.host_allowed(&host) => {
-            return Failure::new(
-                403,
-                format!(
-                    "Host `{}` is not allowed: this server answers to loopback names and the hosts given with --allow-host",
-                    truncate(&host)
-                ),
-            )
-            .into_response();
-        }
-        Some(_) => {}
+    if let Some(refusal) = gate.refuse_host(request.headers(), request.uri()) {
+        return refusal.into_response();
     }
     if !matches!(
         *request.method(),

@@ -16,7 +16,9 @@
 //!
 //! One hostile client cannot stall the rest: connections are capped and closed after a
 //! header-read or idle timeout ([`net`]); bodies are read whole under a size limit and a
-//! deadline, and `Host` must be a known name ([`gate`]); scoring, chunk assembly and parsing of
+//! deadline, and `Host` must be a known name ([`gate`]); a plain page fetch, the call agents
+//! make most, skips the router through the page lane ([`lane`]) but gets the route's own
+//! answer; scoring, chunk assembly and parsing of
 //! large bodies run on a CPU pool of one job per core ([`App::cpu`]) and episodes use async
 //! locks, so the async workers always answer `/healthz` and other episodes.
 //!
@@ -44,6 +46,7 @@ pub mod answer;
 pub mod app;
 pub mod gate;
 pub mod jsonrpc;
+pub mod lane;
 pub mod mcp;
 pub mod metrics;
 pub mod net;
@@ -283,6 +286,30 @@ struct Http {
 
 /// Builds the whole HTTP app (REST, MCP, health, metrics) around `app`.
 pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> Router {
+    routes(app, config, cancel, gate(config))
+}
+
+/// The service a server runs: [`router`] behind the page lane ([`lane`]).
+pub fn service(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> lane::Http {
+    let gate = gate(config);
+    let router = routes(Arc::clone(&app), config, cancel, Arc::clone(&gate));
+    lane::Http::new(router, app, gate)
+}
+
+fn gate(config: &ServerConfig) -> Arc<gate::Gate> {
+    Arc::new(gate::Gate::new(
+        &config.allowed_hosts,
+        config.max_body_bytes,
+        config.body_timeout,
+    ))
+}
+
+fn routes(
+    app: Arc<App>,
+    config: &ServerConfig,
+    cancel: CancellationToken,
+    gate: Arc<gate::Gate>,
+) -> Router {
     let mut hosts: Vec<String> = gate::LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     hosts.extend(config.allowed_hosts.iter().cloned());
     let openenv = openenv::routes(Arc::new(openenv::OpenEnv::new(
@@ -334,11 +361,6 @@ pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -
         .route("/mcp", routing::any(session_mcp_route))
         .route("/metrics", routing::get(metrics_route))
         .with_state(http);
-    let gate = Arc::new(gate::Gate::new(
-        &config.allowed_hosts,
-        config.max_body_bytes,
-        config.body_timeout,
-    ));
     Router::new()
         .merge(rest::routes().with_state(Arc::clone(&app)))
         .merge(mcp_routes)
@@ -513,7 +535,7 @@ pub async fn run(
             .with_tool_text(config.tool_text),
     );
     let cancel = CancellationToken::new();
-    let router = router(Arc::clone(&app), &config, cancel.clone());
+    let service = service(Arc::clone(&app), &config, cancel.clone());
     let sweeper = tokio::spawn(sweep(Arc::clone(&app), cancel.clone()));
     let mut listener =
         net::BoundedListener::new(listener, config.max_connections, Arc::clone(&app));
@@ -535,7 +557,7 @@ pub async fn run(
         };
         connections.spawn(net::serve_connection(
             stream,
-            router.clone(),
+            service.clone(),
             limits,
             cancel.clone(),
             Arc::clone(&app),

@@ -20,7 +20,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -124,7 +123,7 @@ pub struct ConnectionLimits {
 /// asks for a graceful close (in-flight requests finish, idle keep-alive ends at once).
 pub async fn serve_connection(
     stream: BoundedStream,
-    router: axum::Router,
+    service: crate::lane::Http,
     limits: ConnectionLimits,
     cancel: CancellationToken,
     app: Arc<App>,
@@ -140,7 +139,7 @@ pub async fn serve_connection(
     // With upgrades, so `/ws` (OpenEnv) can take the connection over; the upgraded stream is
     // still this `BoundedStream`, so the idle timeout keeps counting on it.
     let conn = builder
-        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(router))
+        .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     tokio::pin!(conn);
     let mut draining = false;

@@ -225,7 +225,18 @@ async fn get_page(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, Failure> {
     let Path((id, page)) = params.map_err(|r| Failure::new(404, r.body_text()))?;
-    let slot = app.lookup(&id)?;
+    page_answer(&app, &id, page, query).await
+}
+
+/// `GET /v1/episodes/{id}/pages/{page}` once its path is read: the route above and the page
+/// lane ([`crate::lane`]) both answer with this, so the two cannot differ.
+pub(crate) async fn page_answer(
+    app: &App,
+    id: &str,
+    page: String,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, Failure> {
+    let slot = app.lookup(id)?;
     let Query(query) = query.map_err(|e| {
         argument_failure(
             &slot,

@@ -763,3 +763,119 @@ async fn shutdown_stops_accepting_and_returns() {
         "still accepting after shutdown"
     );
 }
+
+/// Every `benchaudit_http_requests_total{code=…}` sample: status → count.
+fn response_counts(metrics: &common::Metrics) -> std::collections::BTreeMap<String, f64> {
+    metrics
+        .0
+        .lines()
+        .filter_map(|l| l.strip_prefix("benchaudit_http_requests_total{code=\""))
+        .filter_map(|l| {
+            let (code, n) = l.split_once("\"} ")?;
+            Some((code.to_owned(), n.parse().ok()?))
+        })
+        .collect()
+}
+
+/// A response as compared: status, headers but `date`, body.
+type Answer = (u16, Vec<(String, String)>, String);
+
+/// `s` with its first byte percent-encoded: the same segment to the router, not to the lane.
+fn encode_first(s: &str) -> String {
+    let mut bytes = s.bytes();
+    let first = bytes
+        .next()
+        .map(|b| format!("%{b:02X}"))
+        .unwrap_or_default();
+    first + &String::from_utf8(bytes.collect()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_lane_answers_exactly_as_the_router_does() {
+    // Plain page GETs take the lane (crates/server/src/lane.rs); the same requests with one
+    // byte of a segment percent-encoded take the router. Two episodes opened alike, sent the
+    // same sequence one way each, must get the same statuses, headers and bodies, and the
+    // responses must be counted alike: faults (429, 500, drift), bad pages, bad queries,
+    // unknown and foreign ids, and pages after the submission included.
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let pages = [
+        "1", "2", "0", "-1", "abc", "1.5", "99999", "3", "1", "2", "4", "5", "6", "1", "2",
+    ];
+    let queries = [
+        "",
+        "?page_size=5",
+        "?page_size=",
+        "?page_size=0",
+        "?page_size=abc",
+        "?pge=1",
+        "?page_size=5&page_size=6",
+        "?page=2",
+        "?page_size=%zz",
+    ];
+    for task in [
+        "T1_single_page",
+        "T3_duplicates",
+        "T4_rate_limit_429",
+        "T5_server_error_500",
+        "T6_page_drift",
+        "T8_mixed_faults",
+        "T9_adaptive_adversary",
+        "T10_constrained_budget",
+    ] {
+        let body = json!({"task_id": task, "seed": 5});
+        let ids = [fx.create(body.clone()).await, fx.create(body).await];
+        let mut answers: [Vec<Answer>; 2] = [vec![], vec![]];
+        // Each `/metrics` read is counted once its text is out, so the next read counts it.
+        let mut counts = vec![response_counts(&fx.metrics().await)];
+        for (way, id) in ids.iter().enumerate() {
+            let mut requests: Vec<(String, String)> = vec![];
+            for (i, page) in pages.iter().enumerate() {
+                requests.push((id.clone(), format!("{page}{}", queries[i % queries.len()])));
+            }
+            requests.push(("not-an-episode".into(), "1".into()));
+            for (id, target) in requests {
+                let (id, target) = if way == 0 {
+                    (id, target)
+                } else {
+                    (encode_first(&id), encode_first(&target))
+                };
+                let r = fx
+                    .http
+                    .get(fx.url(&format!("/v1/episodes/{id}/pages/{target}")))
+                    .send()
+                    .await
+                    .unwrap();
+                let status = r.status().as_u16();
+                let headers = r
+                    .headers()
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "date")
+                    .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+                    .collect();
+                // Error messages may name the episode; the two episodes' ids differ.
+                let text = r.text().await.unwrap().replace(&ids[way], "<id>");
+                answers[way].push((status, headers, text));
+            }
+            counts.push(response_counts(&fx.metrics().await));
+        }
+        assert_eq!(answers[0], answers[1], "{task}");
+        assert!(answers[0].iter().any(|(s, _, _)| *s == 200), "{task}");
+        assert!(answers[0].iter().any(|(s, _, _)| *s == 422), "{task}");
+        // Each way's requests were counted once each, by the same statuses (plus the
+        // `/metrics` read before them, a 200).
+        let delta = |w: usize| {
+            counts[w + 1]
+                .iter()
+                .map(|(k, n)| (k.clone(), n - counts[w].get(k).copied().unwrap_or(0.0)))
+                .filter(|(_, n)| *n != 0.0)
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        assert_eq!(delta(0), delta(1), "{task}");
+        assert_eq!(
+            delta(0).values().sum::<f64>() as usize,
+            pages.len() + 2,
+            "{task}"
+        );
+    }
+    fx.shutdown().await;
+}
