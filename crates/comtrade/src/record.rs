@@ -591,7 +591,7 @@ impl LastId {
 impl Blocks {
     /// Writes `row` at `out[at..]`, which has [`ROW_MAX`] bytes of room, and returns its end;
     /// `last` carries the id digits from row to row.
-    #[inline]
+    #[inline(always)]
     fn render(&self, row: &Row, out: &mut [u8], at: usize, last: &mut LastId) -> usize {
         let (head, values) = match row {
             Row::Record(r) => (&self.record_head, [r.trade_value, r.net_weight, r.qty]),
