@@ -18,9 +18,9 @@
 //! header-read or idle timeout ([`net`]); bodies are read whole under a size limit and a
 //! deadline, and `Host` must be a known name ([`gate`]); a plain page fetch, the call agents
 //! make most, skips the router through the page lane ([`lane`]) but gets the route's own
-//! answer; scoring, chunk assembly and parsing of
-//! large bodies run on a CPU pool of one job per core ([`App::cpu`]) and episodes use async
-//! locks, so the async workers always answer `/healthz` and other episodes.
+//! answer; scoring, chunk assembly and parsing of large bodies run on a CPU pool of one job
+//! per core ([`App::cpu`]) and episodes use async locks, so the async workers always answer
+//! `/healthz` and other episodes.
 //!
 //! ```
 //! use benchaudit_server::{ServerConfig, run};
@@ -284,27 +284,20 @@ struct Http {
     session_timeout: Duration,
 }
 
-/// Builds the whole HTTP app (REST, MCP, health, metrics) around `app`.
-pub fn router(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> Router {
-    routes(app, config, cancel, gate(config))
-}
-
-/// The service a server runs: [`router`] behind the page lane ([`lane`]).
+/// The HTTP service a server runs around `app`: the whole app (REST, MCP, OpenEnv, health,
+/// metrics) as one router, behind the page lane ([`lane`]).
 pub fn service(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> lane::Http {
-    let gate = gate(config);
-    let router = routes(Arc::clone(&app), config, cancel, Arc::clone(&gate));
-    lane::Http::new(router, app, gate)
-}
-
-fn gate(config: &ServerConfig) -> Arc<gate::Gate> {
-    Arc::new(gate::Gate::new(
+    let gate = Arc::new(gate::Gate::new(
         &config.allowed_hosts,
         config.max_body_bytes,
         config.body_timeout,
-    ))
+    ));
+    let router = router(Arc::clone(&app), config, cancel, Arc::clone(&gate));
+    lane::Http::new(router, app, gate)
 }
 
-fn routes(
+/// The router of every route, behind `gate` (which the lane checks too).
+fn router(
     app: Arc<App>,
     config: &ServerConfig,
     cancel: CancellationToken,

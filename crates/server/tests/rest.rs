@@ -795,8 +795,8 @@ async fn the_page_lane_answers_exactly_as_the_router_does() {
     // Plain page GETs take the lane (crates/server/src/lane.rs); the same requests with one
     // byte of a segment percent-encoded take the router. Two episodes opened alike, sent the
     // same sequence one way each, must get the same statuses, headers and bodies, and the
-    // responses must be counted alike: faults (429, 500, drift), bad pages, bad queries,
-    // unknown and foreign ids, and pages after the submission included.
+    // responses must be counted alike: faults (429, 500, drift, budgets), bad pages, bad
+    // queries and an unknown episode included.
     let fx = Fixture::start(ServerConfig::default()).await;
     let pages = [
         "1", "2", "0", "-1", "abc", "1.5", "99999", "3", "1", "2", "4", "5", "6", "1", "2",
