@@ -25,6 +25,9 @@
 # machine shared with other work, throughput is capped by whatever share of a core wrk and
 # the server get, but the CPU a request costs the server is not, so the CPU ratio A/B is the
 # figure to trust when the load average is high (both are printed with it).
+# On a virtual machine the hypervisor can also take the vCPUs away: the "stolen" column is the
+# share of the machine's CPU time it took during each run (the steal field of /proc/stat), A's
+# run / B's run; throughput falls with it, while the CPU time charged to a server leaves it out.
 # Then MCP: `tools/call fetch_page {"page": 1}` as JSON-RPC over streamable HTTP on the
 # episode's mcp_url, the same wrk settings (benchaudit only: the released service has no MCP
 # endpoint of its own).
@@ -107,17 +110,23 @@ TICK=$(getconf CLK_TCK)
 cpu_ticks() { # pid -> utime + stime of the whole process, in clock ticks
   sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
 }
-# run_wrk SERVER_PID URL [extra wrk args] -> "rps p99 non2xx cpu_us_per_request"
+host_ticks() { # -> "stolen total": the machine's CPU ticks stolen by the hypervisor, and all of them
+  awk '$1 == "cpu" {print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat
+}
+# run_wrk SERVER_PID URL [extra wrk args] -> "rps p99 non2xx cpu_us_per_request stolen_percent"
 run_wrk() {
   local pid=$1 url=$2
   shift 2
-  local out before after
+  local out before after st0 all0 st1 all1
+  read -r st0 all0 < <(host_ticks)
   before=$(cpu_ticks "$pid")
   out=$(timeout $((DURATION + 30)) taskset -c "$WRK_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" "$url")
   after=$(cpu_ticks "$pid")
-  awk -v ticks=$((after - before)) -v hz="$TICK" '
+  read -r st1 all1 < <(host_ticks)
+  awk -v ticks=$((after - before)) -v hz="$TICK" -v stolen=$((st1 - st0)) -v all=$((all1 - all0)) '
        / requests in / {n = $1} /^Requests\/sec:/ {rps = $2} $1 == "99%" {p99 = $2} /Non-2xx/ {bad = $NF}
-       END {printf "%s %s %s %.1f\n", rps, p99, (bad == "" ? 0 : bad), (n > 0 ? ticks * 1e6 / hz / n : 0)}' <<<"$out"
+       END {printf "%s %s %s %.1f %.0f\n", rps, p99, (bad == "" ? 0 : bad), (n > 0 ? ticks * 1e6 / hz / n : 0),
+            (all > 0 ? 100 * stolen / all : 0)}' <<<"$out"
 }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -125,7 +134,7 @@ echo "machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinf
 echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s --latency, wrk on CPU $WRK_CPU, servers on CPU $SERVER_CPU; $ROUNDS rounds A B A B"
 echo "A = released mock ($RELEASED_MOCK/run.sh), B = $BIN serve"
 echo
-printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s\n' task round "A req/s" "A p99" "A cpu-us" "B req/s" "B p99" "B cpu-us" "B/A" "cpu A/B" "load (1 5 15)"
+printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s %7s  %s\n' task round "A req/s" "A p99" "A cpu-us" "B req/s" "B p99" "B cpu-us" "B/A" "cpu A/B" "stolen" "load (1 5 15)"
 declare -A SUM_A SUM_B SUM_CA SUM_CB URL_A URL_B
 for task in $TASKS; do
   id=$(open_episode "$task")
@@ -143,13 +152,13 @@ for task in $TASKS; do
 done
 for round in $(seq 1 "$ROUNDS"); do
   for task in $TASKS; do
-    read -r a_rps a_p99 a_bad a_cpu < <(run_wrk "$PID_A" "${URL_A[$task]}")
-    read -r b_rps b_p99 b_bad b_cpu < <(run_wrk "$PID_B" "${URL_B[$task]}")
+    read -r a_rps a_p99 a_bad a_cpu a_st < <(run_wrk "$PID_A" "${URL_A[$task]}")
+    read -r b_rps b_p99 b_bad b_cpu b_st < <(run_wrk "$PID_B" "${URL_B[$task]}")
     ratio=$(python3 -c "print(f'{$b_rps / $a_rps:.1f}x')")
     cpu_ratio=$(python3 -c "print(f'{$a_cpu / $b_cpu:.1f}x' if $b_cpu > 0 else 'n/a')")
     note=""
     [[ "$a_bad$b_bad" == "00" ]] || note="  non-2xx: A $a_bad, B $b_bad"
-    printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s  %s%s\n' "$task" "$round" "$a_rps" "$a_p99" "$a_cpu" "$b_rps" "$b_p99" "$b_cpu" "$ratio" "$cpu_ratio" "$(load)" "$note"
+    printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s %7s  %s%s\n' "$task" "$round" "$a_rps" "$a_p99" "$a_cpu" "$b_rps" "$b_p99" "$b_cpu" "$ratio" "$cpu_ratio" "$a_st%/$b_st%" "$(load)" "$note"
     SUM_CA[$task]=$(python3 -c "print(${SUM_CA[$task]} + $a_cpu)")
     SUM_CB[$task]=$(python3 -c "print(${SUM_CB[$task]} + $b_cpu)")
     SUM_A[$task]=$(python3 -c "print(${SUM_A[$task]} + $a_rps)")
@@ -165,12 +174,12 @@ done
 
 echo
 echo "MCP tools/call fetch_page {page: 1} on benchaudit (POST /v1/episodes/{id}/mcp, JSON response)"
-printf '%-22s %12s %10s %9s  %s\n' task "req/s" p99 "cpu-us" "load (1 5 15)"
+printf '%-22s %12s %10s %9s %7s  %s\n' task "req/s" p99 "cpu-us" "stolen" "load (1 5 15)"
 for task in $TASKS; do
   id=$(open_episode "$task")
   url="http://127.0.0.1:$PORT_B/v1/episodes/$id/mcp"
-  read -r m_rps m_p99 m_bad m_cpu < <(run_wrk "$PID_B" "$url" -s "$WORK/mcp.lua")
+  read -r m_rps m_p99 m_bad m_cpu m_st < <(run_wrk "$PID_B" "$url" -s "$WORK/mcp.lua")
   note=""
   [[ "$m_bad" == "0" ]] || note="  non-2xx: $m_bad"
-  printf '%-22s %12s %10s %9s  %s%s\n' "$task" "$m_rps" "$m_p99" "$m_cpu" "$(load)" "$note"
+  printf '%-22s %12s %10s %9s %7s  %s%s\n' "$task" "$m_rps" "$m_p99" "$m_cpu" "$m_st%" "$(load)" "$note"
 done
