@@ -30,16 +30,16 @@ use crate::rest;
 
 /// The HTTP service of one server: the page lane in front of the router.
 #[derive(Clone)]
-pub struct Http {
+pub struct PageLane {
     router: TowerToHyperService<Router>,
     app: Arc<App>,
     gate: Arc<Gate>,
 }
 
-impl Http {
+impl PageLane {
     /// `router` behind the lane; `gate` must be the one `router`'s middleware checks.
     pub fn new(router: Router, app: Arc<App>, gate: Arc<Gate>) -> Self {
-        Http {
+        PageLane {
             router: TowerToHyperService::new(router),
             app,
             gate,
@@ -62,7 +62,7 @@ fn page_target<B>(request: &Request<B>) -> Option<(&str, &str)> {
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
-impl hyper::service::Service<Request<Incoming>> for Http {
+impl hyper::service::Service<Request<Incoming>> for PageLane {
     type Response = Response<Body>;
     type Error = Infallible;
     type Future = futures_util::future::Either<

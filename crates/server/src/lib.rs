@@ -286,14 +286,14 @@ struct Http {
 
 /// The HTTP service a server runs around `app`: the whole app (REST, MCP, OpenEnv, health,
 /// metrics) as one router, behind the page lane ([`lane`]).
-pub fn service(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> lane::Http {
+pub fn service(app: Arc<App>, config: &ServerConfig, cancel: CancellationToken) -> lane::PageLane {
     let gate = Arc::new(gate::Gate::new(
         &config.allowed_hosts,
         config.max_body_bytes,
         config.body_timeout,
     ));
     let router = router(Arc::clone(&app), config, cancel, Arc::clone(&gate));
-    lane::Http::new(router, app, gate)
+    lane::PageLane::new(router, app, gate)
 }
 
 /// The router of every route, behind `gate` (which the lane checks too).

@@ -123,7 +123,7 @@ pub struct ConnectionLimits {
 /// asks for a graceful close (in-flight requests finish, idle keep-alive ends at once).
 pub async fn serve_connection(
     stream: BoundedStream,
-    service: crate::lane::Http,
+    service: crate::lane::PageLane,
     limits: ConnectionLimits,
     cancel: CancellationToken,
     app: Arc<App>,
