@@ -27,7 +27,9 @@
 # figure to trust when the load average is high (both are printed with it).
 # On a virtual machine the hypervisor can also take the vCPUs away: the "stolen" column is the
 # share of the machine's CPU time it took during each run (the steal field of /proc/stat), A's
-# run / B's run; throughput falls with it, while the CPU time charged to a server leaves it out.
+# run / B's run. Throughput falls with it, and on the machines measured so far the CPU charged
+# to the faster server rose with it too (docs/performance.md): only runs where it is low
+# measure the servers.
 # Then MCP: `tools/call fetch_page {"page": 1}` as JSON-RPC over streamable HTTP on the
 # episode's mcp_url, the same wrk settings (benchaudit only: the released service has no MCP
 # endpoint of its own).
