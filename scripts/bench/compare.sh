@@ -33,7 +33,14 @@
 # Then MCP: `tools/call fetch_page {"page": 1}` as JSON-RPC over streamable HTTP on the
 # episode's mcp_url, the same wrk settings (benchaudit only: the released service has no MCP
 # endpoint of its own).
-# Needs wrk, curl, python3, taskset (util-linux); every wrk run is bounded by -d and timeout.
+# With FLOOR=nginx, each round also measures the transport floor: the bytes of benchaudit's own
+# page 1 answer served from a file by nginx (one worker, pinned to SERVER_CPU like the others),
+# once copied from nginx's buffer into the socket (`sendfile off`: what any server that builds
+# the page in its own memory must at least do, plus nginx's read of the file) and once handed to
+# the kernel without a copy (`sendfile on`). A/copy is the CPU ratio a server that spent nothing
+# on making the page would reach against the released service on this machine.
+# Needs wrk, curl, python3, taskset (util-linux), and nginx for FLOOR=nginx; every wrk run is
+# bounded by -d and timeout.
 set -euo pipefail
 
 : "${RELEASED_MOCK:?set RELEASED_MOCK to the directory of the released mock service (app.py, run.sh)}"
@@ -45,12 +52,19 @@ WRK_CPU=${WRK_CPU:-0}
 SERVER_CPU=${SERVER_CPU:-1}
 PORT_A=${PORT_A:-19001}
 PORT_B=${PORT_B:-19002}
+PORT_F=${PORT_F:-19003}
+FLOOR=${FLOOR:-}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${BENCHAUDIT:-}
 
 for tool in wrk curl python3 taskset; do
   command -v "$tool" >/dev/null || { echo "$tool not found" >&2; exit 2; }
 done
+case "$FLOOR" in
+  "") ;;
+  nginx) command -v nginx >/dev/null || { echo "FLOOR=nginx: nginx not found" >&2; exit 2; } ;;
+  *) echo "FLOOR must be empty or nginx, not $FLOOR" >&2; exit 2 ;;
+esac
 [[ -x "$RELEASED_MOCK/run.sh" ]] || { echo "no executable run.sh in RELEASED_MOCK=$RELEASED_MOCK" >&2; exit 2; }
 if [[ -z "$BIN" ]]; then
   (cd "$ROOT" && cargo build --release -p benchaudit --quiet)
@@ -135,9 +149,11 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s --latency, wrk on CPU $WRK_CPU, servers on CPU $SERVER_CPU; $ROUNDS rounds A B A B"
 echo "A = released mock ($RELEASED_MOCK/run.sh), B = $BIN serve"
+[[ -z "$FLOOR" ]] || echo "each round also runs the transport floor after A and B: nginx ($(nginx -v 2>&1 | cut -d/ -f2)) serving B's page 1 bytes from a file, copy then zero"
 echo
 printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s %7s  %s\n' task round "A req/s" "A p99" "A cpu-us" "B req/s" "B p99" "B cpu-us" "B/A" "cpu A/B" "stolen" "load (1 5 15)"
-declare -A SUM_A SUM_B SUM_CA SUM_CB URL_A URL_B
+declare -A SUM_A SUM_B SUM_CA SUM_CB SUM_FC SUM_FZ URL_A URL_B
+FLOOR_ROWS=()
 for task in $TASKS; do
   id=$(open_episode "$task")
   URL_B[$task]="http://127.0.0.1:$PORT_B/v1/episodes/$id/pages/1"
@@ -151,7 +167,50 @@ for task in $TASKS; do
   SUM_B[$task]=0
   SUM_CA[$task]=0
   SUM_CB[$task]=0
+  if [[ -n "$FLOOR" ]]; then
+    mkdir -p "$WORK/floor"
+    curl -fsS -o "$WORK/floor/$task.json" "${URL_B[$task]}"
+    SUM_FC[$task]=0
+    SUM_FZ[$task]=0
+  fi
 done
+if [[ -n "$FLOOR" ]]; then
+  mkdir -p "$WORK/nginx"
+  cat >"$WORK/nginx.conf" <<NGINX
+daemon off;
+master_process off;
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 1000000000;
+  types { }
+  default_type application/json;
+  open_file_cache max=64;
+  output_buffers 1 1m;
+  client_body_temp_path $WORK/nginx/body;
+  proxy_temp_path $WORK/nginx/proxy;
+  fastcgi_temp_path $WORK/nginx/fastcgi;
+  uwsgi_temp_path $WORK/nginx/uwsgi;
+  scgi_temp_path $WORK/nginx/scgi;
+  server {
+    listen 127.0.0.1:$PORT_F;
+    location /copy/ { alias $WORK/floor/; sendfile off; }
+    location /zero/ { alias $WORK/floor/; sendfile on; tcp_nopush on; }
+  }
+}
+NGINX
+  taskset -c "$SERVER_CPU" nginx -e "$WORK/nginx/error.log" -c "$WORK/nginx.conf" >"$WORK/nginx.log" 2>&1 &
+  PID_F=$!
+  PIDS+=("$PID_F")
+  for task in $TASKS; do
+    wait_up "http://127.0.0.1:$PORT_F/copy/$task.json"
+    cmp -s <(curl -fsS "http://127.0.0.1:$PORT_F/zero/$task.json") "$WORK/floor/$task.json" ||
+      { echo "nginx does not serve $task's page as saved" >&2; exit 1; }
+  done
+fi
 for round in $(seq 1 "$ROUNDS"); do
   for task in $TASKS; do
     read -r a_rps a_p99 a_bad a_cpu a_st < <(run_wrk "$PID_A" "${URL_A[$task]}")
@@ -165,13 +224,33 @@ for round in $(seq 1 "$ROUNDS"); do
     SUM_CB[$task]=$(python3 -c "print(${SUM_CB[$task]} + $b_cpu)")
     SUM_A[$task]=$(python3 -c "print(${SUM_A[$task]} + $a_rps)")
     SUM_B[$task]=$(python3 -c "print(${SUM_B[$task]} + $b_rps)")
+    if [[ -n "$FLOOR" ]]; then
+      read -r c_rps c_p99 c_bad c_cpu c_st < <(run_wrk "$PID_F" "http://127.0.0.1:$PORT_F/copy/$task.json")
+      read -r z_rps z_p99 z_bad z_cpu z_st < <(run_wrk "$PID_F" "http://127.0.0.1:$PORT_F/zero/$task.json")
+      FLOOR_ROWS+=("$(printf '%-22s %5s %10s %9s %10s %9s %8s %8s %8s %9s' "$task" "$round" "$c_rps" "$c_cpu" "$z_rps" "$z_cpu" \
+        "$(python3 -c "print(f'{$a_cpu / $b_cpu:.1f}x' if $b_cpu > 0 else 'n/a')")" \
+        "$(python3 -c "print(f'{$a_cpu / $c_cpu:.1f}x' if $c_cpu > 0 else 'n/a')")" \
+        "$(python3 -c "print(f'{$a_cpu / $z_cpu:.1f}x' if $z_cpu > 0 else 'n/a')")" "$c_st%/$z_st%")")
+      SUM_FC[$task]=$(python3 -c "print(${SUM_FC[$task]} + $c_cpu)")
+      SUM_FZ[$task]=$(python3 -c "print(${SUM_FZ[$task]} + $z_cpu)")
+    fi
   done
 done
+if [[ -n "$FLOOR" ]]; then
+  echo
+  echo "Transport floor: benchaudit's page 1 bytes served from a file by nginx on CPU $SERVER_CPU, run after A and B in each round"
+  echo "(copy = sendfile off, the bytes copied into the socket; zero = sendfile on; A/B, A/copy, A/zero: the released service's CPU per request over each)"
+  printf '%-22s %5s %10s %9s %10s %9s %8s %8s %8s %9s\n' task round "copy req/s" "cpu-us" "zero req/s" "cpu-us" "A/B" "A/copy" "A/zero" "stolen"
+  printf '%s\n' "${FLOOR_ROWS[@]}"
+fi
 echo
 for task in $TASKS; do
   bytes_a=$(curl -sS "${URL_A[$task]}" | wc -c)
   bytes_b=$(curl -sS "${URL_B[$task]}" | wc -c)
   python3 -c "print(f'{\"$task\":<22} over all rounds: throughput B/A = {${SUM_B[$task]} / ${SUM_A[$task]}:.1f}x, CPU per request A/B = {${SUM_CA[$task]} / max(${SUM_CB[$task]}, 1e-9):.1f}x   (page 1 body: A $bytes_a bytes, B $bytes_b bytes)')"
+  if [[ -n "$FLOOR" ]]; then
+    python3 -c "print(f'{\"\":<22} transport floor: CPU per request A/copy = {${SUM_CA[$task]} / max(${SUM_FC[$task]}, 1e-9):.1f}x, A/zero = {${SUM_CA[$task]} / max(${SUM_FZ[$task]}, 1e-9):.1f}x')"
+  fi
 done
 
 echo
