@@ -145,6 +145,10 @@ run_wrk() {
             (all > 0 ? 100 * stolen / all : 0)}' <<<"$out"
 }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+plus() { python3 -c "print($1 + $2)"; }
+ratio_x() { # NUM DEN -> "NUM/DEN" as "12.3x", or n/a when DEN is 0
+  python3 -c "print(f'{$1 / $2:.1f}x' if $2 > 0 else 'n/a')"
+}
 
 echo "machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s --latency, wrk on CPU $WRK_CPU, servers on CPU $SERVER_CPU; $ROUNDS rounds A B A B"
@@ -221,24 +225,22 @@ for round in $(seq 1 "$ROUNDS"); do
   for task in $TASKS; do
     read -r a_rps a_p99 a_bad a_cpu a_st < <(run_wrk "$PID_A" "${URL_A[$task]}")
     read -r b_rps b_p99 b_bad b_cpu b_st < <(run_wrk "$PID_B" "${URL_B[$task]}")
-    ratio=$(python3 -c "print(f'{$b_rps / $a_rps:.1f}x')")
-    cpu_ratio=$(python3 -c "print(f'{$a_cpu / $b_cpu:.1f}x' if $b_cpu > 0 else 'n/a')")
+    ratio=$(ratio_x "$b_rps" "$a_rps")
+    cpu_ratio=$(ratio_x "$a_cpu" "$b_cpu")
     note=""
     [[ "$a_bad$b_bad" == "00" ]] || note="  non-2xx: A $a_bad, B $b_bad"
     printf '%-22s %5s %10s %9s %9s %10s %9s %9s %7s %7s %7s  %s%s\n' "$task" "$round" "$a_rps" "$a_p99" "$a_cpu" "$b_rps" "$b_p99" "$b_cpu" "$ratio" "$cpu_ratio" "$a_st%/$b_st%" "$(load)" "$note"
-    SUM_CA[$task]=$(python3 -c "print(${SUM_CA[$task]} + $a_cpu)")
-    SUM_CB[$task]=$(python3 -c "print(${SUM_CB[$task]} + $b_cpu)")
-    SUM_A[$task]=$(python3 -c "print(${SUM_A[$task]} + $a_rps)")
-    SUM_B[$task]=$(python3 -c "print(${SUM_B[$task]} + $b_rps)")
+    SUM_CA[$task]=$(plus "${SUM_CA[$task]}" "$a_cpu")
+    SUM_CB[$task]=$(plus "${SUM_CB[$task]}" "$b_cpu")
+    SUM_A[$task]=$(plus "${SUM_A[$task]}" "$a_rps")
+    SUM_B[$task]=$(plus "${SUM_B[$task]}" "$b_rps")
     if [[ -n "$FLOOR" ]]; then
       read -r c_rps c_p99 c_bad c_cpu c_st < <(run_wrk "$PID_F" "http://127.0.0.1:$PORT_F/copy/$task.json")
       read -r z_rps z_p99 z_bad z_cpu z_st < <(run_wrk "$PID_F" "http://127.0.0.1:$PORT_F/zero/$task.json")
       FLOOR_ROWS+=("$(printf '%-22s %5s %10s %9s %10s %9s %8s %8s %8s %9s' "$task" "$round" "$c_rps" "$c_cpu" "$z_rps" "$z_cpu" \
-        "$(python3 -c "print(f'{$a_cpu / $b_cpu:.1f}x' if $b_cpu > 0 else 'n/a')")" \
-        "$(python3 -c "print(f'{$a_cpu / $c_cpu:.1f}x' if $c_cpu > 0 else 'n/a')")" \
-        "$(python3 -c "print(f'{$a_cpu / $z_cpu:.1f}x' if $z_cpu > 0 else 'n/a')")" "$c_st%/$z_st%")")
-      SUM_FC[$task]=$(python3 -c "print(${SUM_FC[$task]} + $c_cpu)")
-      SUM_FZ[$task]=$(python3 -c "print(${SUM_FZ[$task]} + $z_cpu)")
+        "$cpu_ratio" "$(ratio_x "$a_cpu" "$c_cpu")" "$(ratio_x "$a_cpu" "$z_cpu")" "$c_st%/$z_st%")")
+      SUM_FC[$task]=$(plus "${SUM_FC[$task]}" "$c_cpu")
+      SUM_FZ[$task]=$(plus "${SUM_FZ[$task]}" "$z_cpu")
     fi
   done
 done
@@ -253,9 +255,11 @@ echo
 for task in $TASKS; do
   bytes_a=$(curl -sS "${URL_A[$task]}" | wc -c)
   bytes_b=$(curl -sS "${URL_B[$task]}" | wc -c)
-  python3 -c "print(f'{\"$task\":<22} over all rounds: throughput B/A = {${SUM_B[$task]} / ${SUM_A[$task]}:.1f}x, CPU per request A/B = {${SUM_CA[$task]} / max(${SUM_CB[$task]}, 1e-9):.1f}x   (page 1 body: A $bytes_a bytes, B $bytes_b bytes)')"
+  printf '%-22s over all rounds: throughput B/A = %s, CPU per request A/B = %s   (page 1 body: A %s bytes, B %s bytes)\n' \
+    "$task" "$(ratio_x "${SUM_B[$task]}" "${SUM_A[$task]}")" "$(ratio_x "${SUM_CA[$task]}" "${SUM_CB[$task]}")" "$bytes_a" "$bytes_b"
   if [[ -n "$FLOOR" ]]; then
-    python3 -c "print(f'{\"\":<22} transport floor: CPU per request A/copy = {${SUM_CA[$task]} / max(${SUM_FC[$task]}, 1e-9):.1f}x, A/zero = {${SUM_CA[$task]} / max(${SUM_FZ[$task]}, 1e-9):.1f}x')"
+    printf '%-22s transport floor: CPU per request A/copy = %s, A/zero = %s\n' \
+      "" "$(ratio_x "${SUM_CA[$task]}" "${SUM_FC[$task]}")" "$(ratio_x "${SUM_CA[$task]}" "${SUM_FZ[$task]}")"
   fi
 done
 
