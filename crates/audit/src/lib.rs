@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod battery;
 pub mod calls;
 pub mod card;
 pub mod checks;

@@ -48,7 +48,12 @@ fn the_released_checker_separates_python_calls_and_replays() {
     assert_eq!(a.checker["version"], "2026.3.23");
     let cat = |n: &str| a.categories.iter().find(|c| c.name == n).unwrap();
     let rate = |n: &str, f: Forgery| {
-        let r = cat(n).rates.iter().find(|r| r.forgery == f).unwrap();
+        let r = cat(n)
+            .separation
+            .rates
+            .iter()
+            .find(|r| r.forgery == f.name())
+            .unwrap();
         (r.passed, r.applicable)
     };
     assert_eq!(cat("simple_python").entries_total, 400);
@@ -56,15 +61,15 @@ fn the_released_checker_separates_python_calls_and_replays() {
     assert_eq!(rate("simple_python", Forgery::WrongName), (0, 12));
     assert_eq!(rate("parallel", Forgery::MissingCall), (0, 12));
     assert_eq!(
-        cat("simple_python").criterion.status,
+        cat("simple_python").criterion().status,
         Status::Pass,
         "{}",
-        cat("simple_python").criterion.evidence
+        cat("simple_python").criterion().evidence
     );
     // The prompt-mode decoder only reads Python calls: JSON is no call to it.
     assert_eq!(rate("simple_python", Forgery::JsonSyntax), (0, 12));
     assert_eq!(rate("irrelevance", Forgery::JsonSyntax), (12, 12));
-    assert_eq!(cat("irrelevance").criterion.status, Status::Fail);
+    assert_eq!(cat("irrelevance").criterion().status, Status::Fail);
     assert_eq!(a.replay.cell.status, Status::Pass);
     assert_eq!(a.replay.items, a.items.len());
     let per_cat = a
@@ -158,13 +163,13 @@ fn a_crashing_checker_is_not_probed_never_a_verdict() {
     let t = ExternalTarget::load(&path).unwrap();
     let a = calls::audit("BFCL", &t, &t.calls_config(None).unwrap());
     let cat = &a.categories[0];
-    assert_eq!(cat.criterion.status, Status::NotProbed);
+    assert_eq!(cat.criterion().status, Status::NotProbed);
     assert!(
-        cat.criterion.evidence.contains("checker blew up"),
+        cat.criterion().evidence.contains("checker blew up"),
         "{}",
-        cat.criterion.evidence
+        cat.criterion().evidence
     );
-    assert!(cat.criterion.evidence.contains("signal"));
+    assert!(cat.criterion().evidence.contains("signal"));
     for card in &a.cards {
         assert_eq!(card.criterion_sensitivity.status, Status::NotProbed);
         assert_eq!(card.licensed_claim, Claim::None);

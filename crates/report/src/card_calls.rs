@@ -36,13 +36,13 @@ fn against_paper(a: &CallsAudit) -> String {
     let failing: Vec<String> = a
         .categories
         .iter()
-        .filter(|c| c.kind == CategoryKind::Ast && c.criterion.status == Status::Fail)
+        .filter(|c| c.kind == CategoryKind::Ast && c.criterion().status == Status::Fail)
         .map(|c| c.name.clone())
         .collect();
     let passing: Vec<String> = a
         .categories
         .iter()
-        .filter(|c| c.kind == CategoryKind::Ast && c.criterion.status == Status::Pass)
+        .filter(|c| c.kind == CategoryKind::Ast && c.criterion().status == Status::Pass)
         .map(|c| c.name.clone())
         .collect();
     format!(
@@ -131,10 +131,10 @@ pub fn blocks(a: &CallsAudit, fig_dir: &Path, slug: &str) -> Result<Vec<Block>> 
     b.push(Block::Paragraph("Passed / built per category (entries probed of entries in the category); a forgery is built only where the entry has what it needs.".into()));
     let mut rows = Vec::new();
     for c in &a.categories {
-        for r in &c.rates {
+        for r in &c.separation.rates {
             rows.push(vec![
                 format!("{} ({} of {})", c.name, c.entries_probed, c.entries_total),
-                r.forgery.name().into(),
+                r.forgery.clone(),
                 r.quality.label().into(),
                 format!("{} of {}", r.passed, r.applicable),
                 r.rate.map_or("-".into(), |x| format!("{x:.3}")),
@@ -179,13 +179,18 @@ pub fn blocks(a: &CallsAudit, fig_dir: &Path, slug: &str) -> Result<Vec<Block>> 
     ));
 
     for c in &a.categories {
-        let built: Vec<_> = c.rates.iter().filter(|r| r.applicable > 0).collect();
+        let built: Vec<_> = c
+            .separation
+            .rates
+            .iter()
+            .filter(|r| r.applicable > 0)
+            .collect();
         if built.is_empty() {
             continue;
         }
         let data = ProbeBarsData {
             title: format!("{} checker probe: {}", slug.to_uppercase(), c.name),
-            kinds: built.iter().map(|r| r.forgery.name().to_string()).collect(),
+            kinds: built.iter().map(|r| r.forgery.clone()).collect(),
             judge: built.iter().map(|r| r.rate.unwrap_or(0.0)).collect(),
             truth: built
                 .iter()

@@ -127,28 +127,8 @@ impl Forgery {
     }
 }
 
-/// A forgery's intended quality relative to the anchor of its category.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Quality {
-    /// The output every other is compared with (the correct answer).
-    Anchor,
-    /// As good as the anchor: a criterion-valid scorer may pass or fail it like the anchor.
-    Equal,
-    /// Strictly worse: a criterion-valid scorer must pass the anchor and fail this.
-    Lower,
-}
-
-impl Quality {
-    /// How the table prints it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Quality::Anchor => "anchor",
-            Quality::Equal => "equal",
-            Quality::Lower => "lower",
-        }
-    }
-}
+/// A forgery's intended quality relative to the anchor of its category (the shared engine's).
+pub use crate::battery::Quality;
 
 /// The table: the intended quality of `forgery` in a category of `kind`; `None` = not built.
 pub fn intended(kind: CategoryKind, forgery: Forgery) -> Option<Quality> {

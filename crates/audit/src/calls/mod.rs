@@ -27,10 +27,11 @@ pub mod verdict;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::battery::Rollup;
 use crate::card::{Card, Cell, Status};
 use crate::external::HookFailure;
 use forge::{Forgery, Quality};
-use verdict::{CategoryResult, GROUPS, GroupResult};
+use verdict::{CategoryResult, GROUPS};
 
 /// How a category is scored, by BFCL's own category predicates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,7 +224,7 @@ pub struct CallsAudit {
     /// Per category.
     pub categories: Vec<CategoryResult>,
     /// Per group (AST track, relevance detection), with their totals.
-    pub groups: Vec<GroupResult>,
+    pub groups: Vec<Rollup>,
     /// Replay.
     pub replay: ReplayResult,
     /// One card per category, then one per group (AST track, relevance detection).
@@ -330,7 +331,7 @@ pub fn audit(target: &str, checker: &dyn CallChecker, config: &CallsConfig) -> C
                 .iter()
                 .map(|(n, k, total, probed)| {
                     let mut r = verdict::category(n, *k, *total, *probed, &[]);
-                    r.criterion = Cell::not_probed(why.clone());
+                    r.separation.criterion = Cell::not_probed(why.clone());
                     r
                 })
                 .collect();
@@ -421,14 +422,10 @@ fn same_length(v: Vec<CheckVerdict>, n: usize) -> Result<Vec<CheckVerdict>, Hook
 }
 
 /// The groups, and the cards: per category, then per group.
-fn cards(
-    target: &str,
-    categories: &[CategoryResult],
-    replay: &Cell,
-) -> (Vec<GroupResult>, Vec<Card>) {
+fn cards(target: &str, categories: &[CategoryResult], replay: &Cell) -> (Vec<Rollup>, Vec<Card>) {
     let mut out: Vec<Card> = categories
         .iter()
-        .map(|c| verdict::card(c.name.clone(), c.criterion.clone(), replay.clone()))
+        .map(|c| verdict::card(c.name.clone(), c.criterion().clone(), replay.clone()))
         .collect();
     let mut groups = Vec::new();
     for (g, name) in GROUPS.iter().enumerate() {
@@ -538,10 +535,10 @@ mod tests {
         assert_eq!(cat.entries_total, 6);
         assert_eq!(cat.entries_probed, 4);
         assert_eq!(
-            cat.criterion.status,
+            cat.criterion().status,
             Status::Pass,
             "{}",
-            cat.criterion.evidence
+            cat.criterion().evidence
         );
         assert_eq!(a.replay.cell.status, Status::Pass);
         assert_eq!(a.cards.len(), 2, "one category card and the AST track card");
@@ -551,9 +548,10 @@ mod tests {
             "specification compliance"
         );
         let correct = cat
+            .separation
             .rates
             .iter()
-            .find(|r| r.forgery == Forgery::Correct)
+            .find(|r| r.forgery == Forgery::Correct.name())
             .unwrap();
         assert_eq!((correct.passed, correct.applicable), (4, 4));
         assert!(a.items.iter().all(|i| i.replay_valid == Some(i.valid)));
