@@ -40,12 +40,32 @@
 //! assert_eq!(v.criterion.status, Status::Fail);
 //! ```
 
+use benchaudit_agents::sha256_hex;
 use serde::{Deserialize, Serialize};
 
 use crate::card::{Cell, Status};
 
 /// How many example units a failing cell's evidence names.
 const EXAMPLES: usize = 3;
+
+/// The seeded sample of a group: the `n` ids with the smallest SHA-256 of
+/// `"{seed}:{group}:{id}"` (all ids when `n` is `None` or exceeds the group), in the group's
+/// own order. Stable under reordering of the input and independent per group.
+pub fn sample<'a>(ids: &[&'a str], group: &str, seed: u64, n: Option<usize>) -> Vec<&'a str> {
+    let Some(n) = n.filter(|n| *n < ids.len()) else {
+        return ids.to_vec();
+    };
+    // Lowercase hex sorts as the digest bytes do.
+    let mut keyed: Vec<(String, usize)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (sha256_hex(format!("{seed}:{group}:{id}").as_bytes()), i))
+        .collect();
+    keyed.sort();
+    let mut chosen: Vec<usize> = keyed[..n].iter().map(|(_, i)| *i).collect();
+    chosen.sort_unstable();
+    chosen.into_iter().map(|i| ids[i]).collect()
+}
 
 /// A forgery's intended quality relative to the anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

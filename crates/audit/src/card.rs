@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::lattice::{Claim, licensed_claim};
+use crate::lattice::{Claim, licensed_claim, what_would_raise};
 use crate::target::ScorerKind;
 
 /// A cell's verdict.
@@ -64,6 +64,12 @@ pub struct Card {
     pub replay: Cell,
     /// The licensed claim.
     pub licensed_claim: Claim,
+    /// The kind the target declared, when the measurement overrode it, with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scorer_kind_override: Option<KindOverride>,
+    /// What evidence would license a stronger claim (none for model capability).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_raise_the_claim: Option<String>,
     /// The tasks the licensed claim holds on, when a stage limits it (the solvability stage's
     /// scale-bound tasks are excluded from a model-capability claim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,6 +82,15 @@ pub struct Card {
     /// lattice, never an input to the licensed claim. Absent where not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<Cell>,
+}
+
+/// A declared scorer kind the measurement contradicts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KindOverride {
+    /// What the target declared.
+    pub declared: ScorerKind,
+    /// Why the card shows another kind.
+    pub reason: String,
 }
 
 /// One player's non-degeneracy verdict at one level.
@@ -157,12 +172,33 @@ impl Card {
         ownership: Cell,
         replay: Cell,
     ) -> Self {
-        let scorer_kind = if criterion.status == Status::Fail {
-            ScorerKind::Shape
-        } else {
-            kind
+        // The measurement outranks the declaration: a scorer that ties or inverts a
+        // lower-quality forgery grades shape; one that separates every forgery does not.
+        let (scorer_kind, scorer_kind_override) = match (criterion.status, kind) {
+            (Status::Fail, ScorerKind::Shape) => (ScorerKind::Shape, None),
+            (Status::Fail, declared) => (
+                ScorerKind::Shape,
+                (declared != ScorerKind::Unknown).then(|| KindOverride {
+                    declared,
+                    reason: "criterion sensitivity fails: a forgery of lower quality scores as high as the correct answer, so the scorer reads the shape of the work, not its content".into(),
+                }),
+            ),
+            (Status::Pass, ScorerKind::Shape) => (
+                ScorerKind::Unknown,
+                Some(KindOverride {
+                    declared: ScorerKind::Shape,
+                    reason: "criterion sensitivity passes: every lower-quality forgery scores below the correct answer, so the scorer is not shape-based (outcome and specification are not told apart by the battery)".into(),
+                }),
+            ),
+            (_, declared) => (declared, None),
         };
         let licensed_claim = licensed_claim(
+            criterion.status,
+            ownership.status,
+            replay.status,
+            scorer_kind,
+        );
+        let to_raise_the_claim = what_would_raise(
             criterion.status,
             ownership.status,
             replay.status,
@@ -175,6 +211,8 @@ impl Card {
             ownership,
             replay,
             licensed_claim,
+            scorer_kind_override,
+            to_raise_the_claim,
             claim_scope: None,
             non_degeneracy: Vec::new(),
             interface: None,

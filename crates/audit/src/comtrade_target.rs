@@ -156,6 +156,8 @@ pub fn declared_from(map: &OwnershipMap, scored: Level) -> DeclaredOwnership {
             .map(|d| decision_name(*d).to_string())
             .collect(),
         scored_level: scored.to_string(),
+        // Measured by the audit's own ownership stage, not by a hook.
+        measured: Vec::new(),
     }
 }
 

@@ -101,6 +101,19 @@ impl std::fmt::Display for HookFailure {
     }
 }
 
+/// Hook text as the body of one inline code span: backticks become quotes, line breaks
+/// spaces. A card quotes what a hook said this way, so the number guard reads it as data the
+/// JSON holds, not as figures the card claims.
+pub fn quote(text: &str) -> String {
+    text.trim().replace('`', "'").replace(['\n', '\r'], " ")
+}
+
+/// "the NAME hook failed: `cause; stderr: tail`": one wording for every hook failure a card
+/// shows, the hook's own words quoted.
+pub fn failure_text(stage: &str, f: &HookFailure) -> String {
+    format!("the {stage} hook failed: `{}`", quote(&f.to_string()))
+}
+
 /// Which probe family a target is audited with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -110,6 +123,8 @@ pub enum ProbeFamily {
     Records,
     /// Function calls (hooks entries + score_batch).
     Calls,
+    /// Answers to samples (hooks describe + score_batch): an Inspect task's scorer.
+    Answers,
 }
 
 /// The `[calls]` table: what the function-call family probes.
@@ -127,6 +142,32 @@ pub struct CallsManifest {
     /// Seconds one batch hook process may take.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+}
+
+/// The `[answers]` table: what the answer family probes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnswersManifest {
+    /// The task, when the manifest audits one fixed task (a researcher's own manifest);
+    /// otherwise given on the command line (`--target inspect:SPEC`).
+    #[serde(default)]
+    pub task: Option<String>,
+    /// Arguments of the task function (Inspect's `-T key=value`).
+    #[serde(default)]
+    pub args: toml::Table,
+    /// Samples per task (seeded); 0 or absent = every sample.
+    #[serde(default)]
+    pub sample: Option<usize>,
+    /// Sample seed.
+    #[serde(default)]
+    pub seed: u64,
+    /// Seconds one batch hook process may take.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// A folder of local sample files, `NAME.jsonl` for the task named NAME, used when the
+    /// task's dataset is on the hub.
+    #[serde(default)]
+    pub samples_dir: Option<PathBuf>,
 }
 
 /// An outside target's manifest file (`target.toml`; a run's manifest is `runs::Manifest`).
@@ -147,6 +188,9 @@ pub struct TargetManifest {
     /// The function-call family's settings.
     #[serde(default)]
     pub calls: Option<CallsManifest>,
+    /// The answer family's settings.
+    #[serde(default)]
+    pub answers: Option<AnswersManifest>,
     /// Hook commands.
     #[serde(default)]
     pub hooks: Hooks,
@@ -169,8 +213,10 @@ pub struct Hooks {
     pub score: Option<Vec<String>>,
     /// Function calls: the entries of categories (batch).
     pub entries: Option<Vec<String>>,
-    /// Function calls: scores a batch of outputs.
+    /// Function calls and answers: scores a batch of outputs.
     pub score_batch: Option<Vec<String>>,
+    /// Answers: the task and its samples.
+    pub describe: Option<Vec<String>>,
     /// Measured scaffold variance: the same model's scores under several native scaffolds.
     pub scaffold_variance: Option<Vec<String>>,
 }
@@ -180,6 +226,12 @@ pub struct Hooks {
 pub struct ExternalTarget {
     manifest: TargetManifest,
     dir: PathBuf,
+    /// The answer family's task, when the command line names it (`inspect:SPEC`).
+    task: Option<String>,
+    /// Task arguments given on the command line (beside the manifest's).
+    task_args: serde_json::Map<String, Value>,
+    /// A local samples file given on the command line.
+    samples_file: Option<PathBuf>,
 }
 
 impl ExternalTarget {
@@ -203,6 +255,7 @@ impl ExternalTarget {
             ("entries", &manifest.hooks.entries),
             ("score_batch", &manifest.hooks.score_batch),
             ("scaffold_variance", &manifest.hooks.scaffold_variance),
+            ("describe", &manifest.hooks.describe),
         ] {
             if argv.as_ref().is_some_and(|a| a.is_empty()) {
                 return Err(format!(
@@ -245,7 +298,160 @@ impl ExternalTarget {
         };
         let dir = std::path::absolute(&dir)
             .map_err(|e| format!("{}: cannot resolve its folder: {e}", path.display()))?;
-        Ok(ExternalTarget { manifest, dir })
+        let needs = |family: ProbeFamily, hooks: &[(&str, bool)]| -> Result<(), String> {
+            if manifest.probes != family {
+                return Ok(());
+            }
+            match hooks.iter().find(|(_, given)| !given) {
+                Some((name, _)) => Err(format!(
+                    "{}: probes = \"{}\" needs the `{name}` hook",
+                    path.display(),
+                    family.name()
+                )),
+                None => Ok(()),
+            }
+        };
+        needs(
+            ProbeFamily::Calls,
+            &[
+                ("entries", manifest.hooks.entries.is_some()),
+                ("score_batch", manifest.hooks.score_batch.is_some()),
+            ],
+        )?;
+        needs(
+            ProbeFamily::Answers,
+            &[
+                ("describe", manifest.hooks.describe.is_some()),
+                ("score_batch", manifest.hooks.score_batch.is_some()),
+            ],
+        )?;
+        if manifest.probes == ProbeFamily::Calls && manifest.calls.is_none() {
+            return Err(format!(
+                "{}: probes = \"calls\" needs a [calls] table",
+                path.display()
+            ));
+        }
+        let task = manifest.answers.as_ref().and_then(|a| a.task.clone());
+        Ok(ExternalTarget {
+            manifest,
+            dir,
+            task,
+            task_args: serde_json::Map::new(),
+            samples_file: None,
+        })
+    }
+
+    /// The same target auditing the task `spec` (an answer-family target named on the
+    /// command line as `inspect:SPEC`), with task arguments and a local samples file.
+    #[must_use]
+    pub fn with_task(
+        mut self,
+        spec: String,
+        args: serde_json::Map<String, Value>,
+        samples_file: Option<PathBuf>,
+    ) -> Self {
+        self.task = Some(spec);
+        self.task_args = args;
+        self.samples_file = samples_file;
+        self
+    }
+
+    /// Every hook program can be started: a program given with a folder exists there (relative
+    /// ones in the manifest's folder) and is executable; a bare name is found on `PATH`. Checked
+    /// before the audit plays anything, so a target that cannot run stops the command at once.
+    ///
+    /// # Errors
+    /// The first hook that cannot start, naming its program and, where the manifest's folder
+    /// has one, the setup script to run.
+    pub fn check_spawnable(&self) -> Result<(), String> {
+        let h = &self.manifest.hooks;
+        for (name, argv) in [
+            ("ownership", &h.ownership),
+            ("registry", &h.registry),
+            ("truth", &h.truth),
+            ("score", &h.score),
+            ("entries", &h.entries),
+            ("score_batch", &h.score_batch),
+            ("scaffold_variance", &h.scaffold_variance),
+            ("describe", &h.describe),
+        ] {
+            let Some(program) = argv.as_ref().and_then(|a| a.first()) else {
+                continue;
+            };
+            if let Err(why) = find_program(program, &self.dir) {
+                let setup = self.dir.join("setup.sh");
+                let hint = if setup.is_file() {
+                    format!("; run {} first", setup.display())
+                } else {
+                    String::new()
+                };
+                return Err(format!(
+                    "target `{}`: hook `{name}` cannot start: {why}{hint}",
+                    self.manifest.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The answer family's settings and the task, when the manifest is an answer target.
+    pub fn answers_config(&self) -> Option<crate::answers::AnswersConfig> {
+        let a = self.manifest.answers.as_ref();
+        Some(crate::answers::AnswersConfig {
+            sample: a.and_then(|a| a.sample).filter(|n| *n > 0),
+            seed: a.map_or(0, |a| a.seed),
+            epsilon: self.manifest.resolution.unwrap_or(0.0),
+        })
+        .filter(|_| self.manifest.probes == ProbeFamily::Answers)
+    }
+
+    /// The answer family's task spec, if one is named.
+    pub fn task(&self) -> Option<&str> {
+        self.task.as_deref()
+    }
+
+    /// The answer family's request fields: the task, its arguments (the manifest's, then the
+    /// command line's) and the samples file (the command line's, else the manifest's
+    /// `samples_dir/NAME.jsonl` when it exists).
+    fn task_request(&self) -> Value {
+        let a = self.manifest.answers.as_ref();
+        let mut args: serde_json::Map<String, Value> = a
+            .map(|a| {
+                a.args
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), serde_json::to_value(v).ok()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        args.extend(self.task_args.clone());
+        let samples = self.samples_file.clone().or_else(|| {
+            let dir = a?.samples_dir.as_ref()?;
+            let spec = self.task.as_deref()?;
+            let file = self
+                .dir
+                .join(dir)
+                .join(format!("{}.jsonl", task_short_name(spec)));
+            file.is_file().then_some(file)
+        });
+        // Hooks run in the manifest's folder: a file under it is named relative to it, so
+        // the card does not carry this machine's paths.
+        let samples = samples.map(|p| {
+            p.strip_prefix(&self.dir)
+                .map_or_else(|_| p.display().to_string(), |r| r.display().to_string())
+        });
+        json!({
+            "task": self.task,
+            "args": args,
+            "samples_file": samples,
+        })
+    }
+
+    fn answers_timeout(&self) -> Duration {
+        self.manifest
+            .answers
+            .as_ref()
+            .and_then(|c| c.timeout_secs)
+            .map_or(BATCH_TIMEOUT, Duration::from_secs)
     }
 
     /// The manifest as loaded.
@@ -278,8 +484,8 @@ impl ExternalTarget {
             .map_or(BATCH_TIMEOUT, Duration::from_secs)
     }
 
-    fn call(&self, argv: &[String], request: &Value) -> Result<Value, String> {
-        run_hook(argv, &self.dir, request, HOOK_TIMEOUT).map_err(|f| f.to_string())
+    fn call(&self, name: &str, argv: &[String], request: &Value) -> Result<Value, String> {
+        run_hook(argv, &self.dir, request, HOOK_TIMEOUT).map_err(|f| failure_text(name, &f))
     }
 
     /// Runs hook `name` and reads its answer with `read`; every failure, the answer not
@@ -292,14 +498,54 @@ impl ExternalTarget {
         read: impl FnOnce(Value) -> Result<T, String>,
     ) -> Result<T, String> {
         let (answer, stderr) = run_hook_with_stderr(argv, &self.dir, request, HOOK_TIMEOUT)
-            .map_err(|f| format!("{name} hook failed: {f}"))?;
+            .map_err(|f| failure_text(name, &f))?;
         read(answer).map_err(|cause| {
             let failure = HookFailure {
                 cause,
                 stderr_tail: stderr,
             };
-            format!("{name} hook failed: {failure}")
+            failure_text(name, &failure)
         })
+    }
+}
+
+/// The short name of a task spec: `inspect_evals/gsm8k` → `gsm8k`, `dir/tasks.py@mine` →
+/// `mine`, `dir/tasks.py` → `tasks`.
+pub fn task_short_name(spec: &str) -> &str {
+    if let Some((_, name)) = spec.rsplit_once('@') {
+        return name;
+    }
+    let last = spec.rsplit('/').next().unwrap_or(spec);
+    last.strip_suffix(".py").unwrap_or(last)
+}
+
+/// Whether a hook program can start: found where [`resolve_program`] looks, a file, executable.
+fn find_program(program: &str, dir: &Path) -> Result<PathBuf, String> {
+    let p = Path::new(program);
+    let candidates: Vec<PathBuf> = if p.components().count() > 1 || p.is_absolute() {
+        vec![resolve_program(program, dir)]
+    } else {
+        std::env::var_os("PATH")
+            .map(|paths| std::env::split_paths(&paths).map(|d| d.join(p)).collect())
+            .unwrap_or_default()
+    };
+    for c in &candidates {
+        if let Ok(meta) = std::fs::metadata(c)
+            && meta.is_file()
+        {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                if meta.permissions().mode() & 0o111 == 0 {
+                    return Err(format!("{} is not executable", c.display()));
+                }
+            }
+            return Ok(c.clone());
+        }
+    }
+    match candidates.as_slice() {
+        [one] => Err(format!("{} does not exist", one.display())),
+        _ => Err(format!("`{program}` is not on PATH")),
     }
 }
 
@@ -518,6 +764,74 @@ pub fn run_hook_with_stderr(
     }
 }
 
+impl ProbeFamily {
+    /// The manifest's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeFamily::Records => "records",
+            ProbeFamily::Calls => "calls",
+            ProbeFamily::Answers => "answers",
+        }
+    }
+}
+
+impl crate::answers::AnswerScorer for ExternalTarget {
+    fn describe(&self) -> Result<crate::answers::Described, HookFailure> {
+        let argv = self
+            .manifest
+            .hooks
+            .describe
+            .as_ref()
+            .ok_or_else(|| HookFailure {
+                cause: "the manifest names no `describe` hook".into(),
+                stderr_tail: String::new(),
+            })?;
+        let (v, stderr) = run_hook_with_stderr(
+            argv,
+            &self.dir,
+            &self.task_request(),
+            self.answers_timeout(),
+        )?;
+        serde_json::from_value(v).map_err(|e| HookFailure {
+            cause: format!("the describe hook's answer does not fit the protocol: {e}"),
+            stderr_tail: stderr,
+        })
+    }
+
+    fn score(
+        &self,
+        items: &[crate::answers::AnswerItem],
+    ) -> Result<Vec<crate::answers::ItemScores>, HookFailure> {
+        let argv = self
+            .manifest
+            .hooks
+            .score_batch
+            .as_ref()
+            .ok_or_else(|| HookFailure {
+                cause: "the manifest names no `score_batch` hook".into(),
+                stderr_tail: String::new(),
+            })?;
+        let mut out = Vec::with_capacity(items.len());
+        for chunk in items.chunks(BATCH_ITEMS) {
+            let mut request = self.task_request();
+            request["items"] = json!(chunk);
+            let (v, stderr) =
+                run_hook_with_stderr(argv, &self.dir, &request, self.answers_timeout())?;
+            let results: Vec<crate::answers::ItemScores> = v
+                .get("results")
+                .cloned()
+                .ok_or_else(|| "no `results` array".to_string())
+                .and_then(|r| serde_json::from_value(r).map_err(|e| e.to_string()))
+                .map_err(|e| HookFailure {
+                    cause: format!("the score_batch hook's answer does not fit the protocol: {e}"),
+                    stderr_tail: stderr,
+                })?;
+            out.extend(results);
+        }
+        Ok(out)
+    }
+}
+
 impl CallChecker for ExternalTarget {
     fn entries(&self, categories: &[String]) -> Result<Entries, HookFailure> {
         let argv = self
@@ -604,7 +918,11 @@ impl CallChecker for ExternalTarget {
 
 impl Target for ExternalTarget {
     fn name(&self) -> String {
-        self.manifest.name.clone()
+        let fixed = self.manifest.answers.as_ref().and_then(|a| a.task.as_ref());
+        match (&self.task, fixed) {
+            (Some(task), None) => format!("{}: {task}", self.manifest.name),
+            _ => self.manifest.name.clone(),
+        }
     }
 
     fn ownership(&self) -> Option<DeclaredOwnership> {
@@ -654,10 +972,10 @@ impl Target for ExternalTarget {
     fn truth(&self, task: &str, seed: u64) -> Option<Result<Vec<Value>, String>> {
         let argv = self.manifest.hooks.truth.as_ref()?;
         Some(
-            self.call(argv, &json!({"task": task, "seed": seed}))
+            self.call("truth", argv, &json!({"task": task, "seed": seed}))
                 .and_then(|v| match v.get("records") {
                     Some(Value::Array(r)) => Ok(r.clone()),
-                    _ => Err("truth hook answered without a `records` array".into()),
+                    _ => Err("the truth hook failed: it answered without a `records` array".into()),
                 }),
         )
     }
@@ -666,6 +984,7 @@ impl Target for ExternalTarget {
         let argv = self.manifest.hooks.score.as_ref()?;
         Some(
             self.call(
+                "score",
                 argv,
                 &json!({"task": task, "seed": seed, "submission": submission}),
             )
@@ -673,7 +992,7 @@ impl Target for ExternalTarget {
                 v.get("score")
                     .and_then(Value::as_f64)
                     .filter(|s| s.is_finite())
-                    .ok_or_else(|| "score hook answered without a finite `score`".to_string())
+                    .ok_or_else(|| "the score hook failed: it answered without a finite `score`".to_string())
             }),
         )
     }

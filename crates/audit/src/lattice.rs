@@ -52,7 +52,57 @@ pub fn licensed_claim(
     }
 }
 
+/// What evidence would license a stronger claim than the cells do, in words; `None` for model
+/// capability, the strongest. Read off the same cells as [`licensed_claim`], so a card never
+/// leaves its reader guessing what was missing.
+pub fn what_would_raise(
+    criterion: Status,
+    ownership: Status,
+    replay: Status,
+    kind: ScorerKind,
+) -> Option<String> {
+    use Status::*;
+    let ownership_text = "an ownership map measured by intervention (the model owning every claimed decision, each non-degenerate: its choice varies and moves the outcome)";
+    let replay_text = "a replay that reproduces every scored run bit for bit";
+    let mut needs = Vec::new();
+    match criterion {
+        Fail => {
+            return Some(
+                "none from more evidence: criterion sensitivity fails, so the scorer itself must change until it scores every lower-quality forgery below the correct answer".into(),
+            );
+        }
+        NotProbed => needs.push(
+            "criterion sensitivity measured on a forged battery (a canonical-truth oracle and the benchmark's own scorer)",
+        ),
+        Pass => {}
+    }
+    match ownership {
+        Fail => needs.push(
+            "the harness-owned or degenerate decisions returned to the model (or the score relabelled as the model–scaffold system's)",
+        ),
+        NotProbed => needs.push(ownership_text),
+        Pass => {}
+    }
+    if replay != Pass {
+        needs.push(replay_text);
+    }
+    if needs.is_empty() {
+        return None;
+    }
+    let target = if criterion == Pass
+        && ownership == NotProbed
+        && kind != ScorerKind::Specification
+        && replay == Pass
+    {
+        "model capability (specification compliance needs only a specification scorer)"
+    } else {
+        "model capability"
+    };
+    Some(format!("{target} needs {}", needs.join("; and ")))
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use Status::*;
@@ -83,6 +133,19 @@ mod tests {
                 claim,
                 "{criterion:?} {ownership:?} {replay:?} {kind:?}"
             );
+            let raise = what_would_raise(criterion, ownership, replay, kind);
+            assert_eq!(
+                raise.is_none(),
+                claim == Claim::ModelCapability,
+                "only the strongest claim has nothing to raise it: {criterion:?} {ownership:?} {replay:?}"
+            );
         }
+        let r = what_would_raise(Pass, NotProbed, Pass, Outcome).unwrap();
+        assert!(r.contains("ownership map measured by intervention"), "{r}");
+        let r = what_would_raise(Pass, Pass, NotProbed, Outcome).unwrap();
+        assert!(r.contains("replay"), "{r}");
+        assert!(!r.contains("ownership"), "{r}");
+        let r = what_would_raise(Fail, Pass, Pass, Shape).unwrap();
+        assert!(r.contains("the scorer itself must change"), "{r}");
     }
 }

@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod answers;
 pub mod battery;
 pub mod calls;
 pub mod card;
@@ -55,10 +56,12 @@ pub use checks::Check;
 pub use comtrade_target::{ComtradeTarget, Configuration, SUITE, Suite};
 pub use lattice::{Claim, licensed_claim};
 pub use pipeline::{
-    AuditConfig, AuditReport, CallsTargetAudit, ComtradeAudit, ExternalAudit, Resolution,
-    audit_comtrade, audit_external,
+    AnswersTargetAudit, AuditConfig, AuditReport, CallsTargetAudit, ComtradeAudit, ExternalAudit,
+    Resolution, audit_comtrade, audit_external,
 };
 pub use target::{
     DeclaredOwnership, Forged, Owner, ScaffoldVariance, ScorerKind, Target, TargetTask,
 };
-pub use targets::{AuditError, audit_all, resolve_target};
+pub use targets::{
+    AuditError, LoadedTarget, TargetOptions, TargetRef, audit_all, load_targets, resolve_target,
+};

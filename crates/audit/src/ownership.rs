@@ -330,7 +330,7 @@ pub fn cell(
     calibration: &[(String, Vec<Channel>)],
 ) -> Cell {
     let Some(declared) = target.ownership() else {
-        return Cell::not_probed("no scaffold-ownership map (hook 1)");
+        return Cell::not_probed("no scaffold-ownership map (the `ownership` hook)");
     };
     let level = declared.scored_level.clone();
     let model: Vec<String> = measured

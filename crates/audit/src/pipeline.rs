@@ -25,7 +25,7 @@ use crate::probes::{self, ProbeResult, Sensitivity};
 use crate::reliability::{self, PlayerReliability};
 use crate::replay::{self, RecordedEpisode, Replay};
 use crate::solvability::{self, OracleSolve, ReEmission};
-use crate::target::Target;
+use crate::target::{DeclaredOwnership, Owner, Target};
 
 mod played;
 use played::Played;
@@ -434,8 +434,14 @@ pub fn decision_names() -> Vec<&'static str> {
 pub struct ExternalAudit {
     /// Probe results.
     pub probes: Vec<ProbeResult>,
-    /// Sensitivity per task.
+    /// Sensitivity per task and seed.
     pub sensitivity: Vec<Sensitivity>,
+    /// Ties and inversions over every task and seed (the count the criterion cell states).
+    pub criterion_violations: usize,
+    /// Forged submissions scored a second time for replay (0 when the replay could not run).
+    pub replayed: usize,
+    /// Hook calls that failed in the first round (their first cause is on the card).
+    pub hook_failures: usize,
     /// Measured scaffold variance, when the target supplies it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scaffold_variance: Option<crate::target::ScaffoldVariance>,
@@ -452,50 +458,79 @@ pub struct ExternalAudit {
 ///
 /// # Errors
 /// None today: kept so a stage that cannot be reported at all can still stop the audit.
-pub fn audit_external(target: &dyn Target, seed: u64) -> Result<ExternalAudit, String> {
+pub fn audit_external(target: &dyn Target, seeds: &[u64]) -> Result<ExternalAudit, String> {
     let registry = target.registry_hook();
-    let mut probes = Vec::new();
-    let mut sensitivity = Vec::new();
     // A failing registry, truth or score hook makes criterion sensitivity "not probed" with
     // the cause and the hook's stderr, never a fail: the scorer did not answer, so nothing
     // was measured.
-    let mut failures = Vec::new();
-    if let Some(Ok(reg)) = &registry {
-        for t in reg {
-            let seed = t.seeds.first().copied().unwrap_or(seed);
-            match probes::run_battery(target, &[t.task_id.as_str()], seed) {
-                Ok((p, s)) => {
-                    failures.extend(p.iter().filter_map(|p| {
-                        p.error.as_ref().map(|e| {
-                            format!("score hook failed on {} ({}): {e}", p.task, p.kind.name())
-                        })
-                    }));
-                    probes.extend(p);
-                    sensitivity.extend(s);
-                }
-                Err(e) => failures.push(e),
+    let (probes, sensitivity, failures) = external_batteries(target, registry.as_ref(), seeds);
+    // Replay: the same (task, seed) batteries built again from a second round of hook calls
+    // must give the same ground truth and the same scores, bit for bit.
+    let mut replayed = 0;
+    let replay = if probes.is_empty() || !failures.is_empty() {
+        Cell::not_probed(if probes.is_empty() {
+            "nothing was scored: no registry, truth or score hook answered".to_string()
+        } else {
+            "the first round of hook calls failed (see criterion sensitivity)".to_string()
+        })
+    } else {
+        let (again, _, failed) = external_batteries(target, registry.as_ref(), seeds);
+        let key = |p: &ProbeResult| {
+            (
+                p.task.clone(),
+                p.seed,
+                p.kind,
+                p.target_score.map(f64::to_bits),
+                p.ground_truth.to_bits(),
+            )
+        };
+        let differ = probes
+            .iter()
+            .zip(&again)
+            .filter(|(a, b)| key(a) != key(b))
+            .count()
+            + probes.len().abs_diff(again.len());
+        replayed = again.len();
+        if let Some(f) = failed.first() {
+            Cell::not_probed(format!("the replay's hook calls failed: {f}"))
+        } else if differ == 0 {
+            Cell {
+                status: Status::Pass,
+                evidence: format!(
+                    "a second round of truth and score hook calls reproduced the ground truth and the score of all {} forged submissions bit for bit",
+                    probes.len()
+                ),
+            }
+        } else {
+            Cell {
+                status: Status::Fail,
+                evidence: format!(
+                    "{differ} of {} forged submissions got another ground truth or score from a second round of hook calls",
+                    probes.len()
+                ),
             }
         }
-    }
+    };
     let criterion = match &registry {
-        None => Cell::not_probed("no task registry (hook 2)"),
+        None => Cell::not_probed("no task registry (the `registry` hook)"),
         Some(Err(cause)) => Cell::not_probed(cause.clone()),
         Some(Ok(_)) => {
             if let Some(first) = failures.first() {
                 let more = match failures.len() {
                     1 => String::new(),
-                    n => format!(" (and {} more hook failures)", n - 1),
+                    n => format!(" ({n} hook calls failed in all)"),
                 };
                 Cell::not_probed(format!("{first}{more}"))
             } else if sensitivity.is_empty() {
-                Cell::not_probed("no canonical-truth oracle or no scorer hook (hooks 3, 4)")
+                Cell::not_probed(
+                    "no canonical-truth oracle or no scorer (the `truth` and `score` hooks)",
+                )
             } else {
                 probes::criterion_cell(&sensitivity, &probes, target.resolution())
             }
         }
     };
     let ownership = external_ownership_cell(target);
-    let replay = Cell::not_probed("the target exposes no episode runner");
     let card = Card::new(
         target.name(),
         target.declared_scorer_kind(),
@@ -508,6 +543,9 @@ pub fn audit_external(target: &dyn Target, seed: u64) -> Result<ExternalAudit, S
         .and_then(Result::ok)
         .filter(|v| v.validate().is_ok());
     Ok(ExternalAudit {
+        criterion_violations: sensitivity.iter().map(|s| s.violations.len()).sum(),
+        replayed,
+        hook_failures: failures.len(),
         probes,
         sensitivity,
         scaffold_spread: scaffold_variance
@@ -516,6 +554,37 @@ pub fn audit_external(target: &dyn Target, seed: u64) -> Result<ExternalAudit, S
         scaffold_variance,
         card,
     })
+}
+
+/// Every registered task's battery on every seed it registers (the audit's seeds where it
+/// registers none): the probes, the sensitivity verdicts and the hook failures.
+fn external_batteries(
+    target: &dyn Target,
+    registry: Option<&Result<Vec<crate::target::TargetTask>, String>>,
+    seeds: &[u64],
+) -> (Vec<ProbeResult>, Vec<Sensitivity>, Vec<String>) {
+    let (mut probes, mut sensitivity, mut failures) = (Vec::new(), Vec::new(), Vec::new());
+    let Some(Ok(reg)) = registry else {
+        return (probes, sensitivity, failures);
+    };
+    for t in reg {
+        let task_seeds = if t.seeds.is_empty() { seeds } else { &t.seeds };
+        for &seed in task_seeds {
+            match probes::run_battery(target, &[t.task_id.as_str()], seed) {
+                Ok((p, s)) => {
+                    failures.extend(p.iter().filter_map(|p| {
+                        p.error
+                            .as_ref()
+                            .map(|e| format!("{e} (task `{}`, forgery {})", p.task, p.kind.name()))
+                    }));
+                    probes.extend(p);
+                    sensitivity.extend(s);
+                }
+                Err(e) => failures.push(e),
+            }
+        }
+    }
+    (probes, sensitivity, failures)
 }
 
 /// An external target's ownership cell: measured scaffold variance first (a spread above the
@@ -552,16 +621,19 @@ fn external_ownership_cell(target: &dyn Target) -> Cell {
             return match variance {
                 Some(Err(cause)) => Cell::not_probed(cause),
                 Some(Ok(v)) => Cell::not_probed(format!(
-                    "measured: {} scores within ε {epsilon} under its {} native scaffolds, but no scaffold-ownership map (hook 1) says which decisions the model owns",
+                    "measured: {} scores within ε {epsilon} under its {} native scaffolds, but no scaffold-ownership map (the `ownership` hook) says which decisions the model owns",
                     v.model,
                     v.scores.len()
                 )),
-                None => Cell::not_probed("no scaffold-ownership map (hook 1)"),
+                None => Cell::not_probed("no scaffold-ownership map (the `ownership` hook)"),
             };
         }
         Some(Err(cause)) => return Cell::not_probed(cause),
         Some(Ok(d)) => d,
     };
+    if !declared.measured.is_empty() {
+        return measured_ownership_cell(&declared);
+    }
     let model = declared.model_owned(&declared.scored_level);
     let missing: Vec<&String> = declared
         .claimed
@@ -574,7 +646,7 @@ fn external_ownership_cell(target: &dyn Target) -> Cell {
             _ => String::new(),
         };
         Cell::not_probed(format!(
-            "declared: the model owns every claimed decision at {}, but the harness is not inspectable by runs, so neither the declaration nor non-degeneracy is measured{variance_note}",
+            "declared: the model owns every claimed decision at {}, but the ownership hook measured nothing (no `measured` map), so neither the declaration nor non-degeneracy is measured{variance_note}",
             declared.scored_level
         ))
     } else {
@@ -590,6 +662,102 @@ fn external_ownership_cell(target: &dyn Target) -> Cell {
                 declared.scored_level
             ),
         }
+    }
+}
+
+fn owner_name(o: Owner) -> &'static str {
+    match o {
+        Owner::Harness => "harness",
+        Owner::Model => "model",
+    }
+}
+
+/// The ownership cell from a measured map: passes iff every claimed decision was measured at
+/// the scored level, the model's choice took effect, and it is non-degenerate (two or more
+/// choices observed and the outcome moved with them); fails on a harness-owned or degenerate
+/// claimed decision; not probed when a claimed decision was not measured. Where the
+/// declaration says otherwise, the evidence says so: the measurement decides.
+fn measured_ownership_cell(d: &DeclaredOwnership) -> Cell {
+    let level = &d.scored_level;
+    let mut harness = Vec::new();
+    let mut degenerate = Vec::new();
+    let mut unmeasured = Vec::new();
+    let mut fine = Vec::new();
+    let mut contradicted = Vec::new();
+    for claimed in &d.claimed {
+        let Some(m) = d
+            .measured
+            .iter()
+            .find(|m| &m.level == level && &m.decision == claimed)
+        else {
+            unmeasured.push(claimed.as_str());
+            continue;
+        };
+        if let Some(declared) = d.owner(level, claimed)
+            && declared != m.owner
+        {
+            contradicted.push(format!(
+                "{claimed} declared {}, measured {}",
+                owner_name(declared),
+                owner_name(m.owner)
+            ));
+        }
+        let mut actions = m.actions.clone();
+        actions.sort();
+        actions.dedup();
+        if m.owner != Owner::Model {
+            harness.push(claimed.as_str());
+        } else if actions.len() < 2 || !m.outcome_moves {
+            degenerate.push(format!(
+                "{claimed} ({} choice{} observed, outcome {})",
+                actions.len(),
+                if actions.len() == 1 { "" } else { "s" },
+                if m.outcome_moves {
+                    "moves"
+                } else {
+                    "never moves"
+                }
+            ));
+        } else {
+            fine.push(format!("{claimed} ({})", actions.join(" / ")));
+        }
+    }
+    let contradiction = if contradicted.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; the declaration is contradicted: {} (the measurement decides)",
+            contradicted.join(", ")
+        )
+    };
+    if !harness.is_empty() || !degenerate.is_empty() {
+        let mut parts = Vec::new();
+        if !harness.is_empty() {
+            parts.push(format!("the harness decides {}", harness.join(", ")));
+        }
+        if !degenerate.is_empty() {
+            parts.push(format!("degenerate: {}", degenerate.join(", ")));
+        }
+        return Cell {
+            status: Status::Fail,
+            evidence: format!(
+                "measured by intervention at {level}: {}{contradiction}",
+                parts.join("; ")
+            ),
+        };
+    }
+    if !unmeasured.is_empty() {
+        return Cell::not_probed(format!(
+            "measured map at {level} leaves out the claimed {}{contradiction}",
+            unmeasured.join(", ")
+        ));
+    }
+    Cell {
+        status: Status::Pass,
+        evidence: format!(
+            "measured by intervention at {level}: the model decides every claimed decision, each non-degenerate: {}{contradiction}",
+            fine.join(", ")
+        ),
     }
 }
 
@@ -626,6 +794,20 @@ pub struct AuditReport {
     /// Function-call targets' audits (BFCL), each with the short name its figures are filed
     /// under.
     pub calls: Vec<CallsTargetAudit>,
+    /// Answer targets' audits (Inspect tasks), each with the short name its figures are filed
+    /// under.
+    pub answers: Vec<AnswersTargetAudit>,
+}
+
+/// An answer target's audit and the short name its figures are filed under (the task's short
+/// name, e.g. `gsm8k`).
+#[derive(Debug, Clone, Serialize)]
+pub struct AnswersTargetAudit {
+    /// Short name (figure file prefix).
+    pub slug: String,
+    /// The audit.
+    #[serde(flatten)]
+    pub audit: crate::answers::AnswersAudit,
 }
 
 /// A function-call target's audit and the short name its figures are filed under (the
@@ -648,6 +830,7 @@ impl AuditReport {
         for c in &self.calls {
             cards.extend(c.audit.group_cards().iter().cloned());
         }
+        cards.extend(self.answers.iter().map(|a| a.audit.card.clone()));
         cards
     }
 
@@ -661,6 +844,7 @@ impl AuditReport {
             "resolutions": self.resolutions,
             "external": self.external,
             "calls": self.calls,
+            "answers": self.answers,
             "cards": self.cards(),
         });
         let key = format!(

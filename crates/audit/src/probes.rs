@@ -265,6 +265,8 @@ pub struct ProbeResult {
 pub struct Sensitivity {
     /// Task.
     pub task: String,
+    /// The seed the battery was built for.
+    pub seed: u64,
     /// Kinds of strictly lower quality that tie with or beat the correct set.
     pub violations: Vec<String>,
     /// Whether a contradictory self-report at equal quality lowers the score ("grades the report").
@@ -299,6 +301,7 @@ pub fn sensitivity(results: &[ProbeResult], epsilon: f64) -> Option<Sensitivity>
     }
     Some(Sensitivity {
         task: correct.task.clone(),
+        seed: correct.seed,
         violations,
         grades_the_report,
     })
@@ -342,7 +345,7 @@ pub fn run_batteries(targets: &[&dyn Target], tasks: &[&str], seed: u64) -> Vec<
             match target.truth(id, seed) {
                 None => {}
                 Some(Err(e)) => {
-                    out[t] = Err(format!("truth hook failed for {id} seed {seed}: {e}"));
+                    out[t] = Err(format!("{e} (task `{id}`)"));
                 }
                 Some(Ok(truth)) => {
                     let pages = target.pages(id);
@@ -406,19 +409,27 @@ pub fn criterion_cell(sens: &[Sensitivity], probes: &[ProbeResult], epsilon: f64
     if sens.is_empty() {
         return Cell::not_probed("no canonical-truth oracle or scorer hook");
     }
-    let score = |task: &str, kind: ProbeKind| {
+    let score = |task: &str, seed: u64, kind: ProbeKind| {
         probes
             .iter()
-            .find(|p| p.task == task && p.kind == kind)
+            .find(|p| p.task == task && p.seed == seed && p.kind == kind)
             .and_then(|p| p.target_score)
+    };
+    // A task probed on several seeds is named with its seed.
+    let label = |s: &Sensitivity| {
+        if sens.iter().filter(|t| t.task == s.task).count() > 1 {
+            format!("{} seed {}", s.task, s.seed)
+        } else {
+            s.task.clone()
+        }
     };
     let summary: Vec<String> = sens
         .iter()
         .map(|s| {
-            let j = |k| score(&s.task, k).map_or("-".into(), |v| format!("{v:.3}"));
+            let j = |k| score(&s.task, s.seed, k).map_or("-".into(), |v| format!("{v:.3}"));
             format!(
                 "{}: correct {}, fabricated {}, empty {}",
-                s.task,
+                label(s),
                 j(ProbeKind::Correct),
                 j(ProbeKind::Fabricated),
                 j(ProbeKind::Empty)
@@ -427,7 +438,10 @@ pub fn criterion_cell(sens: &[Sensitivity], probes: &[ProbeResult], epsilon: f64
         .collect();
     let violations: Vec<String> = sens
         .iter()
-        .flat_map(|s| s.violations.iter().map(move |v| format!("{} {v}", s.task)))
+        .flat_map(|s| {
+            let l = label(s);
+            s.violations.iter().map(move |v| format!("{l} {v}"))
+        })
         .collect();
     let grades = sens.iter().filter(|s| s.grades_the_report).count();
     let graded = if grades > 0 {

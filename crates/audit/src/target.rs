@@ -18,6 +18,28 @@ pub struct DeclaredOwnership {
     pub claimed: Vec<String>,
     /// The level the benchmark is scored at in this configuration (the card's level).
     pub scored_level: String,
+    /// The map as the target measured it by intervention (an external target's ownership hook
+    /// may answer it beside its declaration): when given, it decides the ownership cell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured: Vec<MeasuredDecision>,
+}
+
+/// One decision as measured by intervention: the harness run with the model's choice varied,
+/// who turned out to decide, which choices were observed and whether the outcome moved with
+/// them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredDecision {
+    /// Level.
+    pub level: String,
+    /// Decision.
+    pub decision: String,
+    /// Who decided: the model's choice took effect (model), or the harness overrode it.
+    pub owner: Owner,
+    /// The distinct choices observed (non-degeneracy needs two or more).
+    pub actions: Vec<String>,
+    /// Whether the outcome differed between the choices.
+    pub outcome_moves: bool,
 }
 
 impl DeclaredOwnership {

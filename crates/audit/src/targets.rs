@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::external::{ExternalTarget, ProbeFamily};
 use crate::{
-    AuditConfig, AuditReport, CallsTargetAudit, ComtradeTarget, Configuration, Resolution,
-    audit_comtrade, audit_external, calls,
+    AnswersTargetAudit, AuditConfig, AuditReport, CallsTargetAudit, ComtradeTarget, Configuration,
+    Resolution, answers, audit_comtrade, audit_external, calls,
 };
 
 /// Most seeds per cell an audit accepts (each seed is one episode of every cell).
@@ -38,16 +38,89 @@ pub enum AuditError {
     },
 }
 
-/// Audits ComtradeBench (as shipped and repaired) under `config`, then each target manifest in
-/// `targets` (paths as [`resolve_target`] returns them). `calls_sample` overrides a
-/// function-call target's `[calls] sample` (entries per category; 0 = every entry).
+/// A target named on the command line: its manifest and, for the answer family, the task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRef {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The task an answer target audits (`--target inspect:SPEC`).
+    pub task: Option<String>,
+}
+
+/// Command-line settings that apply to every target of their family.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TargetOptions {
+    /// Overrides a function-call target's `[calls] sample` (entries per category; 0 = every
+    /// entry).
+    pub calls_sample: Option<usize>,
+    /// Task arguments for answer targets (Inspect's `-T key=value`).
+    pub task_args: serde_json::Map<String, serde_json::Value>,
+    /// A local samples file for answer targets whose dataset is on the hub.
+    pub samples_file: Option<PathBuf>,
+}
+
+/// A target read, validated and ready to audit.
+#[derive(Debug, Clone)]
+pub struct LoadedTarget {
+    /// Where it was named from.
+    pub manifest: PathBuf,
+    /// The target.
+    pub target: ExternalTarget,
+}
+
+/// Reads and validates every target before anything is played: each manifest parses with
+/// known fields only, names the hooks its probe family needs, and every hook program can
+/// start. A typo in `--target` therefore stops the command before the first episode or model
+/// request.
+///
+/// # Errors
+/// [`AuditError::Target`] naming the manifest and what is wrong with it.
+pub fn load_targets(
+    refs: &[TargetRef],
+    options: &TargetOptions,
+) -> Result<Vec<LoadedTarget>, AuditError> {
+    let mut out = Vec::new();
+    for r in refs {
+        let mut target = ExternalTarget::load(&r.manifest).map_err(AuditError::Target)?;
+        if let Some(task) = &r.task {
+            if target.probes() != ProbeFamily::Answers {
+                return Err(AuditError::Target(format!(
+                    "{}: a task (`{task}`) is given, but the target probes {}, not answers",
+                    r.manifest.display(),
+                    target.probes().name()
+                )));
+            }
+            target = target.with_task(
+                task.clone(),
+                options.task_args.clone(),
+                options.samples_file.clone(),
+            );
+        }
+        if target.probes() == ProbeFamily::Answers && target.task().is_none() {
+            return Err(AuditError::Target(format!(
+                "{}: an answer target needs a task: `--target inspect:TASK` or `[answers] task`",
+                r.manifest.display()
+            )));
+        }
+        target.check_spawnable().map_err(AuditError::Target)?;
+        out.push(LoadedTarget {
+            manifest: r.manifest.clone(),
+            target,
+        });
+    }
+    Ok(out)
+}
+
+/// Audits ComtradeBench (as shipped and repaired) under `config`, then each target (loaded by
+/// [`load_targets`]). A record-set target is probed on every seed its registry lists, or on
+/// `config.seeds` for tasks that list none.
 ///
 /// # Errors
 /// [`AuditError`] naming the target or stage that failed.
 pub fn audit_all(
     config: &AuditConfig,
-    targets: &[PathBuf],
-    calls_sample: Option<usize>,
+    targets: &[LoadedTarget],
+    options: &TargetOptions,
 ) -> Result<AuditReport, AuditError> {
     check_seeds(&config.seeds)?;
     let comtrade = [
@@ -60,34 +133,57 @@ pub fn audit_all(
         resolutions: comtrade.iter().map(|t| Resolution::of(t)).collect(),
         external: Vec::new(),
         calls: Vec::new(),
+        answers: Vec::new(),
     };
-    for path in targets {
-        let target = ExternalTarget::load(path).map_err(AuditError::Target)?;
-        report.resolutions.push(Resolution::of(&target));
-        if target.probes() != ProbeFamily::Calls {
-            let audit = audit_external(&target, 0).map_err(|why| AuditError::External {
-                path: path.clone(),
-                why,
-            })?;
-            report.external.push(audit);
-            continue;
+    for LoadedTarget { manifest, target } in targets {
+        report.resolutions.push(Resolution::of(target));
+        let name = crate::Target::name(target);
+        match target.probes() {
+            ProbeFamily::Records => {
+                let audit =
+                    audit_external(target, &config.seeds).map_err(|why| AuditError::External {
+                        path: manifest.clone(),
+                        why,
+                    })?;
+                report.external.push(audit);
+            }
+            ProbeFamily::Calls => {
+                let calls_config = target.calls_config(options.calls_sample).ok_or_else(|| {
+                    AuditError::Target(format!(
+                        "{}: probes = \"calls\" needs a [calls] table",
+                        manifest.display()
+                    ))
+                })?;
+                // Figures are filed under the manifest's folder name (`targets/bfcl/` → `bfcl`).
+                let slug = manifest
+                    .parent()
+                    .and_then(Path::file_name)
+                    .map_or("calls".into(), |n| n.to_string_lossy().to_lowercase());
+                report.calls.push(CallsTargetAudit {
+                    slug,
+                    audit: calls::audit(&name, target, &calls_config),
+                });
+            }
+            ProbeFamily::Answers => {
+                let (Some(config), Some(task)) = (target.answers_config(), target.task()) else {
+                    continue;
+                };
+                let slug: String = crate::external::task_short_name(task)
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                report.answers.push(AnswersTargetAudit {
+                    slug,
+                    audit: answers::audit(&name, target, &config),
+                });
+            }
         }
-        let calls_config = target.calls_config(calls_sample).ok_or_else(|| {
-            AuditError::Target(format!(
-                "{}: probes = \"calls\" needs a [calls] table",
-                path.display()
-            ))
-        })?;
-        // Figures are filed under the manifest's folder name (`targets/bfcl/` → `bfcl`).
-        let slug = path
-            .parent()
-            .and_then(Path::file_name)
-            .map_or("calls".into(), |n| n.to_string_lossy().to_lowercase());
-        let name = crate::Target::name(&target);
-        report.calls.push(CallsTargetAudit {
-            slug,
-            audit: calls::audit(&name, &target, &calls_config),
-        });
     }
     Ok(report)
 }
@@ -103,24 +199,70 @@ pub fn check_seeds(seeds: &[u64]) -> Result<(), AuditError> {
     Ok(())
 }
 
-/// A manifest path as given, or a bare target name (`bfcl`) looked up as
-/// `targets/NAME/target.toml` in `cwd` and its parents.
+/// The prefix of an Inspect task named on the command line.
+pub const INSPECT_PREFIX: &str = "inspect:";
+
+/// A target as the command line names it: a manifest path, a bare target name (`bfcl`) looked
+/// up as `targets/NAME/target.toml` in `cwd` and its parents, or `inspect:SPEC` — the shipped
+/// Inspect target (`targets/inspect/target.toml`) auditing the task SPEC
+/// (`inspect_evals/NAME`, or `path/to/tasks.py[@task]` relative to `cwd`, which must exist).
 ///
 /// # Errors
-/// [`AuditError::Target`] when a bare name is found in none of them.
-pub fn resolve_target(arg: &Path, cwd: &Path) -> Result<PathBuf, AuditError> {
-    let bare = arg.components().count() == 1 && arg.extension().is_none();
-    if !bare || arg.exists() {
-        return Ok(arg.to_path_buf());
+/// [`AuditError::Target`] when a bare name is found in none of them, or a task file is missing.
+pub fn resolve_target(arg: &str, cwd: &Path) -> Result<TargetRef, AuditError> {
+    if let Some(spec) = arg.strip_prefix(INSPECT_PREFIX) {
+        let manifest = find_named("inspect", cwd)?;
+        let task = if spec.starts_with("inspect_evals/") || !spec.contains(".py") {
+            if spec.trim().is_empty() || !spec.starts_with("inspect_evals/") {
+                return Err(AuditError::Target(format!(
+                    "`{arg}`: name an Inspect task as inspect:inspect_evals/NAME or inspect:path/to/tasks.py[@task]"
+                )));
+            }
+            spec.to_string()
+        } else {
+            let (file, task) = match spec.split_once('@') {
+                Some((f, t)) => (f, Some(t)),
+                None => (spec, None),
+            };
+            let path = cwd.join(file);
+            if !path.is_file() {
+                return Err(AuditError::Target(format!(
+                    "`{arg}`: no task file {}",
+                    path.display()
+                )));
+            }
+            match task {
+                Some(t) => format!("{}@{t}", path.display()),
+                None => path.display().to_string(),
+            }
+        };
+        return Ok(TargetRef {
+            manifest,
+            task: Some(task),
+        });
     }
-    let rel = Path::new("targets").join(arg).join("target.toml");
+    let path = Path::new(arg);
+    let bare = path.components().count() == 1 && path.extension().is_none();
+    if !bare || path.exists() {
+        return Ok(TargetRef {
+            manifest: path.to_path_buf(),
+            task: None,
+        });
+    }
+    Ok(TargetRef {
+        manifest: find_named(arg, cwd)?,
+        task: None,
+    })
+}
+
+fn find_named(name: &str, cwd: &Path) -> Result<PathBuf, AuditError> {
+    let rel = Path::new("targets").join(name).join("target.toml");
     cwd.ancestors()
         .map(|dir| dir.join(&rel))
         .find(|candidate| candidate.is_file())
         .ok_or_else(|| {
             AuditError::Target(format!(
-                "no target `{}`: {} is not in {} or a parent folder",
-                arg.display(),
+                "no target `{name}`: {} is not in {} or a parent folder",
                 rel.display(),
                 cwd.display()
             ))
@@ -140,10 +282,13 @@ mod tests {
         std::fs::write(&manifest, "").unwrap();
         let deep = root.path().join("a/b");
         std::fs::create_dir_all(&deep).unwrap();
-        assert_eq!(resolve_target(Path::new("demo"), &deep).unwrap(), manifest);
-        let given = Path::new("elsewhere/target.toml");
-        assert_eq!(resolve_target(given, &deep).unwrap(), given);
-        let missing = resolve_target(Path::new("nope"), &deep).unwrap_err();
+        assert_eq!(resolve_target("demo", &deep).unwrap().manifest, manifest);
+        let given = "elsewhere/target.toml";
+        assert_eq!(
+            resolve_target(given, &deep).unwrap().manifest,
+            Path::new(given)
+        );
+        let missing = resolve_target("nope", &deep).unwrap_err();
         assert!(
             missing.to_string().contains("targets/nope/target.toml"),
             "{missing}"
@@ -154,7 +299,7 @@ mod tests {
     fn too_many_seeds_are_refused_before_any_work() {
         let mut config = AuditConfig::key_free(1, 1);
         config.seeds = (0..=MAX_SEEDS as u64).collect();
-        let e = audit_all(&config, &[], None).unwrap_err();
+        let e = audit_all(&config, &[], &TargetOptions::default()).unwrap_err();
         assert!(matches!(e, AuditError::TooManySeeds { given } if given == MAX_SEEDS + 1));
     }
 }

@@ -17,7 +17,7 @@ fn fixture(name: &str) -> PathBuf {
 #[test]
 fn an_outcome_scorer_passes_criterion_sensitivity() {
     let target = ExternalTarget::load(&fixture("toy")).unwrap();
-    let a = audit_external(&target, 0).unwrap();
+    let a = audit_external(&target, &[0]).unwrap();
     assert_eq!(a.sensitivity.len(), 2, "both registry tasks probed");
     assert_eq!(
         a.card.criterion_sensitivity.status,
@@ -33,13 +33,24 @@ fn an_outcome_scorer_passes_criterion_sensitivity() {
         .find(|p| p.task == "t2" && p.kind.name() == "correct")
         .unwrap();
     assert_eq!(correct.target_score, Some(1.0));
-    // The declared map gives the model every claimed decision, but nothing is measured by runs.
+    // The declared map gives the model every claimed decision, but nothing is measured.
     assert_eq!(a.card.ownership.status, Status::NotProbed);
-    assert_eq!(a.card.replay.status, Status::NotProbed);
+    // A second round of hook calls reproduces every battery.
+    assert_eq!(
+        a.card.replay.status,
+        Status::Pass,
+        "{}",
+        a.card.replay.evidence
+    );
     assert_eq!(
         a.card.licensed_claim.label(),
         "none",
         "an outcome scorer over an unprobed scaffold licenses nothing"
+    );
+    let raise = a.card.to_raise_the_claim.as_deref().unwrap();
+    assert!(
+        raise.contains("ownership map measured by intervention"),
+        "{raise}"
     );
 }
 
@@ -48,7 +59,7 @@ fn missing_hooks_make_cells_not_probed() {
     let target = ExternalTarget::load(&fixture("partial")).unwrap();
     assert!(target.ownership().is_none());
     assert!(target.truth("t1", 0).is_none());
-    let a = audit_external(&target, 0).unwrap();
+    let a = audit_external(&target, &[0]).unwrap();
     assert_eq!(
         a.card.criterion_sensitivity.status,
         Status::NotProbed,
@@ -125,7 +136,7 @@ fn a_failing_registry_hook_is_not_probed_with_its_cause_and_stderr_never_a_fail(
         ),
         (
             r#"["sh", "-c", "echo '{\"nothing\": 1}'; echo registry-broke >&2"]"#,
-            "no `tasks` array",
+            "no 'tasks' array",
         ),
         (r#"["/nonexistent/registry-hook"]"#, "cannot start"),
     ] {
@@ -134,7 +145,7 @@ fn a_failing_registry_hook_is_not_probed_with_its_cause_and_stderr_never_a_fail(
         );
         let (_dir, manifest) = toy_with(&hooks, "");
         let target = ExternalTarget::load(&manifest).unwrap();
-        let a = audit_external(&target, 0).unwrap();
+        let a = audit_external(&target, &[0]).unwrap();
         let cell = &a.card.criterion_sensitivity;
         assert_eq!(
             cell.status,
@@ -143,7 +154,7 @@ fn a_failing_registry_hook_is_not_probed_with_its_cause_and_stderr_never_a_fail(
             cell.evidence
         );
         assert!(
-            cell.evidence.starts_with("registry hook failed"),
+            cell.evidence.starts_with("the registry hook failed: `"),
             "{}",
             cell.evidence
         );
@@ -171,7 +182,7 @@ fn a_failing_score_hook_with_non_finite_numbers_is_not_probed_and_never_shape() 
             "registry = [\"python3\", \"hooks.py\", \"registry\"]\ntruth = [\"python3\", \"hooks.py\", \"truth\"]\nscore = {score}"
         );
         let (_dir, manifest) = toy_with(&hooks, "");
-        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), 0).unwrap();
+        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
         let cell = &a.card.criterion_sensitivity;
         assert_eq!(cell.status, Status::NotProbed, "{score}: {}", cell.evidence);
         assert!(
@@ -202,7 +213,7 @@ fn a_failing_ownership_hook_is_not_probed_with_its_cause_and_stderr() {
     ] {
         let hooks = format!("{TOY_HOOKS}\nownership = {ownership}");
         let (_dir, manifest) = toy_with(&hooks, "");
-        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), 0).unwrap();
+        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
         let cell = &a.card.ownership;
         assert_eq!(
             cell.status,
@@ -211,7 +222,7 @@ fn a_failing_ownership_hook_is_not_probed_with_its_cause_and_stderr() {
             cell.evidence
         );
         assert!(
-            cell.evidence.starts_with("ownership hook failed"),
+            cell.evidence.starts_with("the ownership hook failed: `"),
             "{}",
             cell.evidence
         );
@@ -232,7 +243,7 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
         &format!("{TOY_HOOKS}\n{own}"),
         "[scaffold_variance]\nmodel = \"m\"\nscores = { react = 0.48, tool-calling = 0.61, plan = 0.55 }\n",
     );
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), 0).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
     assert_eq!(
         a.card.ownership.status,
         Status::Fail,
@@ -249,7 +260,7 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
     // The same numbers from a hook.
     let hook = r#"scaffold_variance = ["sh", "-c", "echo '{\"model\": \"m\", \"scores\": {\"a\": 0.2, \"b\": 0.9}}'"]"#;
     let (_dir2, manifest) = toy_with(&format!("{TOY_HOOKS}\n{hook}"), "");
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), 0).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
     assert_eq!(
         a.card.ownership.status,
         Status::Fail,
@@ -266,7 +277,7 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
         TOY_HOOKS,
         "[scaffold_variance]\nmodel = \"m\"\nscores = { a = 0.5, b = 0.5 }\n",
     );
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), 0).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
     assert_eq!(
         a.card.ownership.status,
         Status::NotProbed,
@@ -277,9 +288,9 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
     // A failing variance hook is not probed with its cause; bad numbers refuse the manifest.
     let hook = r#"scaffold_variance = ["sh", "-c", "echo '{\"model\": \"m\", \"scores\": {\"a\": 0.2}}'; echo var-broke >&2"]"#;
     let (_dir4, manifest) = toy_with(&format!("{TOY_HOOKS}\n{hook}"), "");
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), 0).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
     assert_eq!(a.card.ownership.status, Status::NotProbed);
-    assert!(a.card.ownership.evidence.contains("scaffold_variance hook failed: scaffold variance needs the scores of at least two scaffolds"), "{}", a.card.ownership.evidence);
+    assert!(a.card.ownership.evidence.contains("scaffold_variance hook failed: `scaffold variance needs the scores of at least two scaffolds"), "{}", a.card.ownership.evidence);
     for bad in [
         "[scaffold_variance]\nmodel = \"m\"\nscores = { a = 0.5 }\n",
         "[scaffold_variance]\nmodel = \"m\"\nscores = { a = 0.5, b = nan }\n",

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_benchaudit"))
@@ -204,4 +204,99 @@ fn a_target_named_from_its_own_folder_audits_like_dot_slash_and_the_absolute_pat
     );
     assert_eq!(bare, external(std::path::Path::new("./target.toml"), "dot"));
     assert_eq!(bare, external(&folder.join("target.toml"), "absolute"));
+}
+
+#[test]
+fn every_target_s_card_passes_its_own_guard_and_the_lattice_reads_measurements() {
+    // A flawed scorer declared `outcome` and a sound one with a measured ownership map: the
+    // card states every number it renders for both (the guard passes), the flawed one licenses
+    // at most self-report compliance with its declared kind shown overridden, and the measured
+    // one reaches model capability.
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/fixtures");
+    let out = dir.path().join("out");
+    let o = bin()
+        .args(["audit", "--seeds", "1", "--json", "--out"])
+        .arg(&out)
+        .arg("--target")
+        .arg(fixtures.join("flawed/target.toml"))
+        .arg("--target")
+        .arg(fixtures.join("measured/target.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["number_guard"]["card.md"]["violations"], json!([]));
+    assert_eq!(
+        summary["number_guard"]["report.html"]["violations"],
+        json!([])
+    );
+    let cards: Value =
+        serde_json::from_slice(&std::fs::read(out.join("card.json")).unwrap()).unwrap();
+    let card = |name: &str| {
+        cards["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["target"] == name)
+            .unwrap()
+            .clone()
+    };
+    let flawed = card("toy flawed benchmark");
+    assert_eq!(flawed["licensed_claim"], "self_report_compliance");
+    assert_eq!(flawed["scorer_kind"], "shape");
+    assert_eq!(flawed["scorer_kind_override"]["declared"], "outcome");
+    assert_eq!(flawed["ownership"]["status"], "pass", "{flawed}");
+    let measured = card("toy measured benchmark");
+    assert_eq!(measured["licensed_claim"], "model_capability", "{measured}");
+    assert!(measured.get("to_raise_the_claim").is_none());
+    let md = std::fs::read_to_string(out.join("card.md")).unwrap();
+    assert!(md.contains("declared outcome, overridden"), "{md}");
+    // The flawed scorer's violation count is stated, and stated as the JSON holds it.
+    let audit: Value =
+        serde_json::from_slice(&std::fs::read(out.join("audit.json")).unwrap()).unwrap();
+    let n = audit["external"][0]["criterion_violations"]
+        .as_u64()
+        .unwrap();
+    assert!(n > 0);
+    assert!(md.contains(&format!("{n} tie or inversion")), "{md}");
+}
+
+#[test]
+fn a_failing_hook_is_named_on_the_console_not_only_on_the_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("target.toml");
+    std::fs::write(
+        &manifest,
+        "name = \"crashing bench\"\n[hooks]\nregistry = [\"sh\", \"-c\", \"cat >/dev/null; echo 'Traceback: line 42, KeyError' >&2; exit 3\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = bin()
+        .args(["audit", "--seeds", "1", "--out"])
+        .arg(&out)
+        .arg("--target")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "the hook's numbers are quoted, not figures: {stdout}"
+    );
+    assert!(
+        stdout.contains("crashing bench\n  criterion sensitivity: not probed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  not probed because:    the registry hook failed: `")
+            && stdout.contains("line 42, KeyError"),
+        "{stdout}"
+    );
 }

@@ -595,3 +595,56 @@ fn the_tool_text_flag_reaches_the_model_and_the_manifest_and_a_resume_under_anot
         "nothing more was asked"
     );
 }
+
+#[test]
+fn a_typo_in_target_stops_the_audit_before_any_model_request_or_episode() {
+    let server = Server::start(|_, r| Reply::ok(solver(&r.body)));
+    let url = server.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/fixtures");
+    let out = dir.path().join("out");
+    let ledger = dir.path().join("ledger");
+    let unknown_field = dir.path().join("bad.toml");
+    std::fs::write(&unknown_field, "name = \"x\"\nscorer_kid = \"outcome\"\n").unwrap();
+    let unspawnable = dir.path().join("missing/target.toml");
+    std::fs::create_dir_all(unspawnable.parent().unwrap()).unwrap();
+    std::fs::write(
+        &unspawnable,
+        "name = \"y\"\n[hooks]\nscore = [\"./no-such-hook\", \"score\"]\n",
+    )
+    .unwrap();
+    for (target, says) in [
+        ("tyo", "targets/tyo/target.toml"),
+        (unknown_field.to_str().unwrap(), "scorer_kid"),
+        (unspawnable.to_str().unwrap(), "hook `score` cannot start"),
+        ("inspect:no/such_tasks.py@t", "no task file"),
+    ] {
+        let toy = fixtures.join("toy/target.toml");
+        let o = benchaudit(&[
+            "audit",
+            "--seeds",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--model",
+            "local:solver",
+            "--base-url",
+            &url,
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--target",
+            toy.to_str().unwrap(),
+            "--target",
+            target,
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{target}: {stderr}");
+        assert!(stderr.contains(says), "{target}: {stderr}");
+        assert!(
+            server.requests().is_empty(),
+            "{target}: the model was asked before the target was validated"
+        );
+        assert!(!ledger.exists(), "{target}: an episode was recorded");
+        assert!(!out.join("card.md").exists());
+    }
+}

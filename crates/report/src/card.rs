@@ -123,7 +123,15 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     };
     let mut rows = vec![
         row("scorer kind", &|c| {
-            format!("{:?}", c.scorer_kind).to_lowercase()
+            let kind = format!("{:?}", c.scorer_kind).to_lowercase();
+            match &c.scorer_kind_override {
+                Some(o) => format!(
+                    "{kind} (declared {}, overridden: {})",
+                    format!("{:?}", o.declared).to_lowercase(),
+                    o.reason
+                ),
+                None => kind,
+            }
         }),
         row("criterion sensitivity", &|c| {
             status_md(&c.criterion_sensitivity)
@@ -155,6 +163,11 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     rows.push(row("**licensed claim**", &|c| match &c.claim_scope {
         Some(scope) => format!("**{}** {}", c.licensed_claim.label(), scope.label()),
         None => format!("**{}**", c.licensed_claim.label()),
+    }));
+    rows.push(row("what would raise the claim", &|c| {
+        c.to_raise_the_claim
+            .clone()
+            .unwrap_or_else(|| "nothing: the strongest claim".into())
     }));
     // Evidence beside the lattice (C.6): not an input to the licensed claim.
     rows.push(row("interface confound (not in the lattice)", &|c| {
@@ -247,6 +260,9 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     b.extend(solvability_blocks(a));
     for c in &report.calls {
         b.extend(crate::card_calls::blocks(&c.audit, &fig_dir, &c.slug)?);
+    }
+    for (i, a) in report.answers.iter().enumerate() {
+        b.extend(crate::card_answers::blocks(&a.audit, &fig_dir, &a.slug, i)?);
     }
     Ok(b)
 }

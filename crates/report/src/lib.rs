@@ -46,6 +46,7 @@
 struct ReadmeDoctests;
 
 pub mod card;
+mod card_answers;
 mod card_calls;
 pub mod compute;
 pub mod cost;

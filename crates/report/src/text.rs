@@ -428,6 +428,33 @@ pub struct CardVerdicts {
     /// The tasks it holds on, when a stage limits it ("on T1, …; T7 excluded: scale-bound").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claim_scope: Option<String>,
+    /// Why a stage was not probed when a hook failed or refused (the first such cause), so the
+    /// console says it and not only the card.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_probed_because: Option<String>,
+}
+
+/// Longest cause the console repeats from a card.
+const CAUSE_CHARS: usize = 400;
+
+/// The first not-probed cell's evidence when it reports a hook that failed or a refusal.
+fn hook_cause(c: &benchaudit_audit::Card) -> Option<String> {
+    [&c.criterion_sensitivity, &c.ownership, &c.replay]
+        .into_iter()
+        .find(|cell| {
+            cell.status == benchaudit_audit::Status::NotProbed
+                && (cell.evidence.contains("hook failed")
+                    || cell.evidence.contains("cannot be loaded")
+                    || cell.evidence.contains("sandbox")
+                    || cell.evidence.contains("model-graded"))
+        })
+        .map(|cell| {
+            let e = &cell.evidence;
+            match e.char_indices().nth(CAUSE_CHARS) {
+                Some((i, _)) => format!("{}…", &e[..i]),
+                None => e.clone(),
+            }
+        })
 }
 
 /// What `benchaudit audit` prints: each card's verdicts, the oracle checks, the number guard on
@@ -495,6 +522,7 @@ impl AuditSummary {
                 replay: c.replay.status.label(),
                 licensed_claim: c.licensed_claim.label(),
                 claim_scope: c.claim_scope.as_ref().map(|s| s.label()),
+                not_probed_because: hook_cause(c),
             })
             .collect();
         AuditSummary {
@@ -533,6 +561,9 @@ impl AuditSummary {
             );
             if let Some(scope) = &c.claim_scope {
                 let _ = writeln!(out, "                         {scope}");
+            }
+            if let Some(cause) = &c.not_probed_because {
+                let _ = writeln!(out, "  not probed because:    {cause}");
             }
         }
         let checks = &self.oracle_checks;

@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::battery::Rollup;
 use crate::card::{Card, Cell, Status};
-use crate::external::HookFailure;
+use crate::external::{HookFailure, failure_text};
 use forge::{Forgery, Quality};
 use verdict::{CategoryResult, GROUPS};
 
@@ -237,18 +237,6 @@ pub struct CallsAudit {
 
 /// The sample rule, stated once.
 pub const SAMPLE_RULE: &str = "per category, the entries with the smallest SHA-256 of \"{seed}:{category}:{id}\", in the category's order";
-
-fn failure_text(stage: &str, f: &HookFailure) -> String {
-    if f.stderr_tail.trim().is_empty() {
-        format!("the {stage} hook failed: {}", f.cause)
-    } else {
-        format!(
-            "the {stage} hook failed: {}; its stderr ends: {}",
-            f.cause,
-            f.stderr_tail.trim()
-        )
-    }
-}
 
 /// Runs the function-call audit. Hook failures never become verdicts: the stages that needed
 /// the failing hook are "not probed" with the cause and the hook's stderr on the card.

@@ -14,7 +14,6 @@
 //!   lattice of [`crate::card`] to these cells; a group's criterion passes iff every probed
 //!   category in it passes.
 
-use benchaudit_agents::sha256_hex;
 use serde::Serialize;
 
 use super::forge::{Forgery, anchor};
@@ -23,24 +22,7 @@ use crate::battery::{Cells, Quality, Rollup, Scored, Separation, Wording, rollup
 use crate::card::{Card, Cell};
 use crate::target::ScorerKind;
 
-/// The seeded sample of a category: the `n` ids with the smallest SHA-256 of
-/// `"{seed}:{category}:{id}"` (all ids when `n` is `None` or exceeds the category), in the
-/// category's own order. Stable under reordering of the input and independent per category.
-pub fn sample<'a>(ids: &[&'a str], category: &str, seed: u64, n: Option<usize>) -> Vec<&'a str> {
-    let Some(n) = n.filter(|n| *n < ids.len()) else {
-        return ids.to_vec();
-    };
-    // Lowercase hex sorts as the digest bytes do.
-    let mut keyed: Vec<(String, usize)> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (sha256_hex(format!("{seed}:{category}:{id}").as_bytes()), i))
-        .collect();
-    keyed.sort();
-    let mut chosen: Vec<usize> = keyed[..n].iter().map(|(_, i)| *i).collect();
-    chosen.sort_unstable();
-    chosen.into_iter().map(|i| ids[i]).collect()
-}
+pub use crate::battery::sample;
 
 /// Everything measured on one category.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -150,8 +132,8 @@ pub const GROUPS: [&str; 2] = ["AST track", "relevance detection"];
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::card::Status;
     use crate::Claim;
+    use crate::card::Status;
 
     fn item(id: &str, forgery: Forgery, valid: bool) -> ItemRecord {
         ItemRecord {
@@ -200,7 +182,8 @@ mod tests {
         assert_eq!(r.separation.cells.ties_pass, 1);
         assert_eq!(r.separation.criterion.status, Status::Fail);
         assert!(
-            r.separation.criterion
+            r.separation
+                .criterion
                 .evidence
                 .contains("wrong_value not separated on 1 of 2 entries, passing 1")
         );
@@ -232,7 +215,8 @@ mod tests {
             r.separation.criterion.evidence
         );
         assert!(
-            r.separation.criterion
+            r.separation
+                .criterion
                 .evidence
                 .contains("Rejects the equal-quality json_syntax")
         );

@@ -37,7 +37,13 @@ pub fn html_to_text(html: &str) -> String {
                 .starts_with(|c: char| c.is_ascii_alphabetic() || c == '/' || c == '!' || c == '?')
         {
             let end = rest.find('>').map_or(rest.len(), |e| e + 1);
-            out.push(' ');
+            // A code element is a code span, as Markdown's backticks are: quoted data.
+            let tag = &rest_lower[..end];
+            if tag == "<code>" || tag.starts_with("<code ") || tag == "</code>" {
+                out.push('`');
+            } else {
+                out.push(' ');
+            }
             push_newlines(&mut out, &rest[..end]);
             i += end;
         } else if rest.starts_with('&') {

@@ -17,12 +17,18 @@ pub(super) struct JsonIndex {
     pub(super) numbers: Vec<f64>,
     /// Whole strings and their whitespace-separated, trimmed pieces.
     pub(super) strings: HashSet<String>,
+    /// Every string at least [`super::QUOTED_PIECE_MIN`] characters long, for quoted pieces.
+    long: Vec<String>,
+    /// Every shorter string whole (an id quoted in a code span must be one).
+    short: HashSet<String>,
 }
 
 impl JsonIndex {
     pub(super) fn new(value: &Value) -> Self {
         let mut numbers = Vec::new();
         let mut strings = HashSet::new();
+        let mut long = Vec::new();
+        let mut short = HashSet::new();
         let mut stack = vec![value];
         while let Some(v) = stack.pop() {
             match v {
@@ -32,6 +38,11 @@ impl JsonIndex {
                     }
                 }
                 Value::String(s) => {
+                    if s.chars().count() >= super::QUOTED_PIECE_MIN {
+                        long.push(s.clone());
+                    } else {
+                        short.insert(s.clone());
+                    }
                     strings.insert(s.clone());
                     for piece in s.split_whitespace() {
                         strings.insert(trim_token(piece).to_string());
@@ -44,7 +55,24 @@ impl JsonIndex {
         }
         numbers.sort_by(f64::total_cmp);
         numbers.dedup();
-        Self { numbers, strings }
+        long.sort();
+        long.dedup();
+        Self {
+            numbers,
+            strings,
+            long,
+            short,
+        }
+    }
+
+    /// Whether `text` is a whole JSON string.
+    pub(super) fn is_whole_string(&self, text: &str) -> bool {
+        self.short.contains(text) || self.long.binary_search_by(|s| s.as_str().cmp(text)).is_ok()
+    }
+
+    /// Whether `piece` occurs inside some long JSON string.
+    pub(super) fn contains_piece(&self, piece: &str) -> bool {
+        self.long.iter().any(|s| s.contains(piece))
     }
 
     /// The index of one number: what a figure tagged with the path of `x` is checked against.
@@ -52,6 +80,8 @@ impl JsonIndex {
         Self {
             numbers: if x.is_finite() { vec![x] } else { Vec::new() },
             strings: HashSet::new(),
+            long: Vec::new(),
+            short: HashSet::new(),
         }
     }
 

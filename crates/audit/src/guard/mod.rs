@@ -295,7 +295,9 @@ fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
         (prose.to_string(), 0)
     };
     let (text, tags) = take_tags(&text);
+    let (text, quoted) = mask_code_spans(&text, &index);
     let (text, verbatim) = mask_verbatim(&text, &index.strings);
+    let verbatim = verbatim + quoted;
     let numbers = scan(&text);
     let checked = numbers.len();
     let mut contexts = Contexts::new(&text);
@@ -332,6 +334,50 @@ fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
         tagged,
         violations,
     }
+}
+
+/// Shortest code span matched as a piece of a longer JSON string (shorter ones must equal a
+/// whole JSON string).
+const QUOTED_PIECE_MIN: usize = 16;
+
+/// Masks (with spaces) each inline code span on one line whose content is data the JSON
+/// holds verbatim: a whole JSON string, or a piece of one at least [`QUOTED_PIECE_MIN`]
+/// characters long with a letter in it (a hook's stderr quoted inside a cell's evidence, a
+/// sample id). Such a span quotes what a program said; the numbers in it are not figures the
+/// card claims. Returns the text and the number of spans masked.
+fn mask_code_spans(text: &str, index: &JsonIndex) -> (String, usize) {
+    let mut out = String::with_capacity(text.len());
+    let mut masked = 0;
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after
+            .find(['`', '\n'])
+            .filter(|c| after[*c..].starts_with('`'))
+        else {
+            out.push('`');
+            rest = after;
+            continue;
+        };
+        let content = &after[..close];
+        let quoted = !content.is_empty()
+            && (index.is_whole_string(content)
+                || (content.chars().count() >= QUOTED_PIECE_MIN
+                    && content.chars().any(char::is_alphabetic)
+                    && index.contains_piece(content)));
+        if quoted {
+            out.extend(std::iter::repeat_n(' ', content.chars().count() + 2));
+            masked += 1;
+        } else {
+            out.push('`');
+            out.push_str(content);
+            out.push('`');
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    (out, masked)
 }
 
 /// Whether the value at JSON pointer `path` accounts for `n`: a number it is a correct

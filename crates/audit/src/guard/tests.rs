@@ -398,3 +398,31 @@ fn two_million_tagged_numbers_finish() {
     assert_eq!((r.checked, r.tagged), (n, n));
     assert_eq!(r.violations.len(), n / 2, "0.5 is at /a, not at /b");
 }
+
+#[test]
+fn code_spans_quoting_json_strings_are_data_not_figures() {
+    let doc = json!({
+        "cells": ["the score hook failed: exit status 3; its stderr ends: File \"hook.py\", line 42, in main"],
+        "ids": ["17"],
+        "n": 5
+    });
+    // A piece of a long string (a hook's stderr quoted in a cell) and a whole string (an id).
+    let ok = "Hook: `File \"hook.py\", line 42, in main`; sample `17`; 5 items.";
+    let r = check(ok, &doc);
+    assert!(r.passed(), "{:?}", r.violations);
+    assert_eq!(r.verbatim, 2);
+    // The same numbers outside code, or in a span the JSON does not hold, are figures.
+    for bad in [
+        "Hook: File \"hook.py\", line 42, in main.",
+        "sample `18`",
+        "`line 43, in main of hook.py`",
+        "`42`",
+    ] {
+        let r = check(bad, &doc);
+        assert!(!r.passed(), "{bad}: {r:?}");
+    }
+    // HTML: a code element is a code span.
+    let html = "<p>Hook: <code>File &quot;hook.py&quot;, line 42, in main</code>; 5 items.</p>";
+    assert!(check_html(html, &doc).passed());
+    assert!(!check_html("<p>line 42</p>", &doc).passed());
+}

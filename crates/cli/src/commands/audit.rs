@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use benchaudit_audit::targets::check_seeds;
-use benchaudit_audit::{AuditConfig, AuditError, audit_all, resolve_target};
+use benchaudit_audit::{
+    AuditConfig, AuditError, TargetOptions, audit_all, load_targets, resolve_target,
+};
 use benchaudit_runs::{Player, SeedSet, Shard};
 use clap::Args;
 
@@ -28,14 +30,24 @@ pub struct AuditArgs {
     pub seeds: SeedSet,
     #[command(flatten)]
     pub jobs: JobsArg,
-    /// External target manifests (TOML) to audit as well, comma-separated or repeated; a bare
-    /// name such as `bfcl` means `targets/NAME/target.toml` in this folder or a parent.
+    /// External targets to audit as well, comma-separated or repeated: a manifest (TOML); a
+    /// bare name such as `bfcl` (`targets/NAME/target.toml` in this folder or a parent); or an
+    /// Inspect task, `inspect:inspect_evals/NAME` or `inspect:path/to/tasks.py[@task]`
+    /// (docs/targets.md).
     #[arg(long = "target", value_delimiter = ',')]
-    pub targets: Vec<PathBuf>,
+    pub targets: Vec<String>,
     /// Entries per category for function-call targets (seeded sample); 0 = every entry.
     /// Default: the manifest's `[calls] sample`.
     #[arg(long)]
     pub calls_sample: Option<usize>,
+    /// An argument of every Inspect task audited, as Inspect's `-T`: `KEY=VALUE` (the value
+    /// read as JSON when it parses, else as a string); repeatable.
+    #[arg(long = "task-arg", value_name = "KEY=VALUE", value_parser = parse_task_arg)]
+    pub task_args: Vec<(String, serde_json::Value)>,
+    /// A local file of dataset records (JSON lines, in the dataset's own record format) that
+    /// Inspect tasks whose dataset is on the Hugging Face hub are probed on.
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
     /// Print the summary (cards, oracle checks, number guard, files) as one JSON object on
     /// stdout instead of text.
     #[arg(long)]
@@ -54,6 +66,17 @@ pub struct AuditArgs {
     pub models: ModelArgs,
 }
 
+/// `KEY=VALUE` for `--task-arg`: the value as JSON when it parses (`0`, `true`, `"x"`), else
+/// the text itself.
+fn parse_task_arg(s: &str) -> Result<(String, serde_json::Value), String> {
+    let (key, value) = s
+        .split_once('=')
+        .filter(|(k, _)| !k.trim().is_empty())
+        .ok_or_else(|| format!("`{s}` is not KEY=VALUE"))?;
+    let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::from(value));
+    Ok((key.trim().to_string(), value))
+}
+
 /// Runs the subcommand.
 pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
@@ -65,10 +88,24 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let mut config = AuditConfig::key_free(0, args.jobs.get());
     config.seeds = args.seeds.0.clone();
     check_seeds(&config.seeds).map_err(|e| UsageError(format!("--seeds: {e}")))?;
+    // Every target is read and validated before any episode or model request.
     let cwd = std::env::current_dir()?;
-    let targets = (args.targets.iter())
+    let refs = (args.targets.iter())
         .map(|t| resolve_target(t, &cwd).map_err(|e| UsageError(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
+    let samples_file = match &args.samples {
+        Some(p) if !p.is_file() => {
+            return Err(UsageError(format!("--samples: no file {}", p.display())).into());
+        }
+        Some(p) => Some(std::path::absolute(p)?),
+        None => None,
+    };
+    let options = TargetOptions {
+        calls_sample: args.calls_sample,
+        task_args: args.task_args.iter().cloned().collect(),
+        samples_file,
+    };
+    let targets = load_targets(&refs, &options).map_err(|e| UsageError(e.to_string()))?;
     config.players.extend(args.models.players()?);
     let mut model_run = None;
     if let Some(ledger) = &args.ledger {
@@ -89,7 +126,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         config.players = Player::answered_from_ledger(config.players, ledger, records)?;
         model_run = Some((executed, ledger));
     }
-    let report = match audit_all(&config, &targets, args.calls_sample) {
+    let report = match audit_all(&config, &targets, &options) {
         Err(e @ AuditError::Target(_)) => return Err(UsageError(e.to_string()).into()),
         other => other?,
     };

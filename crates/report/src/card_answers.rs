@@ -1,0 +1,228 @@
+//! The card section of an answer target (an Inspect task): what ran, the card, the answer
+//! format the anchor was written in, the forgery table, every scorer's pass rate per forgery
+//! and one probe-bar figure per probed scorer. Every number comes from the [`AnswersAudit`]
+//! written to audit.json at `/answers/{index}`; the main ones are tagged with their path.
+
+use std::path::Path;
+
+use benchaudit_audit::Status;
+use benchaudit_audit::answers::AnswersAudit;
+use benchaudit_audit::answers::forge::AnswerKind;
+use benchaudit_audit::battery::Quality;
+
+use crate::card::{status_md as cell, table};
+use crate::doc::{Block, FigureBlock, tagged};
+use crate::error::Result;
+use crate::figures::{self, ProbeBarsData};
+use crate::plots::FIGURE_DIR;
+
+/// The blocks of one answer audit (`index` is its place in audit.json's `answers`), writing
+/// its figures to `fig_dir`.
+pub fn blocks(a: &AnswersAudit, fig_dir: &Path, slug: &str, index: usize) -> Result<Vec<Block>> {
+    let root = format!("/answers/{index}");
+    let version = |name: &str| a.packages[name].as_str().unwrap_or("?").to_string();
+    let mut b = vec![Block::Heading(2, a.target.clone())];
+    let sample = match a.config.sample {
+        Some(n) => format!(
+            "a seeded sample of {} samples (seed {}; {})",
+            tagged(n, &format!("{root}/config/sample")),
+            tagged(a.config.seed, &format!("{root}/config/seed")),
+            a.sample_rule
+        ),
+        None => "every sample".into(),
+    };
+    match &a.task {
+        Some(t) => {
+            let dataset = t.dataset["name"].as_str().unwrap_or("?");
+            let local = t.dataset["local_file"]
+                .as_str()
+                .map(|f| format!(" (its records read from the local file `{f}` through the task's own record conversion)"))
+                .unwrap_or_default();
+            b.push(Block::Paragraph(format!(
+                "Forged answers played through Inspect's own runtime (inspect_ai {}, inspect_evals {}) with no model call: Inspect's `mockllm/model` answers each sample's first generate call with the forged text and the task's own solver chain ({}) and scorers ({}) run unchanged. Dataset `{dataset}`{local}: {} of its {} samples probed, {sample}. A second process scores the same answers again for replay.",
+                version("inspect_ai"),
+                version("inspect_evals"),
+                t.solver.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+                t.scorers.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+                tagged(a.samples_probed, &format!("{root}/samples_probed")),
+                tagged(a.samples_total, &format!("{root}/samples_total")),
+            )));
+        }
+        None => b.push(Block::Paragraph(
+            "The task could not be described, so nothing was scored.".into(),
+        )),
+    }
+    if !a.failures.is_empty() {
+        b.push(Block::List(a.failures.clone()));
+    }
+    let c = &a.card;
+    b.push(table(
+        vec![String::new(), a.target.clone()],
+        vec![
+            vec![
+                "criterion sensitivity".into(),
+                cell(&c.criterion_sensitivity),
+            ],
+            vec!["ownership completeness".into(), cell(&c.ownership)],
+            vec!["replay".into(), cell(&c.replay)],
+            vec![
+                "**licensed claim**".into(),
+                format!("**{}**", c.licensed_claim.label()),
+            ],
+            vec![
+                "what would raise the claim".into(),
+                c.to_raise_the_claim
+                    .clone()
+                    .unwrap_or_else(|| "nothing: the strongest claim".into()),
+            ],
+        ],
+    ));
+    if let Some(f) = &a.format {
+        b.push(Block::Heading(3, "The answer format".into()));
+        b.push(Block::Paragraph(format!(
+            "The target written in each format, scored on the probed samples: the anchor (`target`) and every other forgery are written in the first format every probed scorer gives full marks on every sample (or, failing that, on most): here `{}`. The target in the other formats is an equal-quality forgery.",
+            f.chosen.name()
+        )));
+        b.push(table(
+            vec!["format".into(), "samples with full marks".into()],
+            f.passed
+                .iter()
+                .enumerate()
+                .map(|(i, (format, n))| {
+                    vec![
+                        format!("`{}`", format.write("x")),
+                        format!(
+                            "{} of {}",
+                            tagged(n, &format!("{root}/format/passed/{i}/1")),
+                            tagged(f.of, &format!("{root}/format/of"))
+                        ),
+                    ]
+                })
+                .collect(),
+        ));
+    }
+    b.push(Block::Heading(3, "The forgery table".into()));
+    b.push(Block::Paragraph(format!(
+        "Declared quality of each forgery relative to the anchor, per kind of answer (the probed samples: {} free text, {} number, {} multiple choice); a criterion-valid scorer scores every lower-quality forgery below the anchor on the same sample and may treat an equal-quality one either way.",
+        tagged(a.kinds[0], &format!("{root}/kinds/0")),
+        tagged(a.kinds[1], &format!("{root}/kinds/1")),
+        tagged(a.kinds[2], &format!("{root}/kinds/2")),
+    )));
+    let mut head = vec!["forgery".to_string(), "how it is built".to_string()];
+    head.extend(AnswerKind::ALL.iter().map(|k| k.name().to_string()));
+    b.push(table(
+        head,
+        a.table
+            .iter()
+            .map(|r| {
+                let mut v = vec![r.forgery.name().to_string(), r.construction.to_string()];
+                v.extend(
+                    r.quality
+                        .iter()
+                        .map(|q| q.map_or("n/a".to_string(), |q| q.label().to_string())),
+                );
+                v
+            })
+            .collect(),
+    ));
+    b.push(Block::Heading(3, "Pass rate per forgery".into()));
+    b.push(Block::Paragraph(
+        "Samples given full marks / samples the forgery was built for, per scorer.".into(),
+    ));
+    let mut rows = Vec::new();
+    for (s_i, s) in a.scorers.iter().enumerate() {
+        for (r_i, r) in s.separation.rates.iter().enumerate() {
+            let path = format!("{root}/scorers/{s_i}/rates/{r_i}");
+            rows.push(vec![
+                format!("`{}`", s.name),
+                r.forgery.clone(),
+                r.quality.label().into(),
+                format!(
+                    "{} of {}",
+                    tagged(r.passed, &format!("{path}/passed")),
+                    tagged(r.applicable, &format!("{path}/applicable"))
+                ),
+                r.rate.map_or("-".into(), |x| {
+                    tagged(format!("{x:.3}"), &format!("{path}/rate"))
+                }),
+                match r.quality {
+                    Quality::Lower => format!(
+                        "{} not separated",
+                        tagged(r.not_separated, &format!("{path}/not_separated"))
+                    ),
+                    Quality::Equal => format!(
+                        "{} rejected as equivalent",
+                        tagged(r.rejected, &format!("{path}/rejected"))
+                    ),
+                    Quality::Anchor => String::new(),
+                },
+            ]);
+        }
+    }
+    b.push(table(
+        vec![
+            "scorer".into(),
+            "forgery".into(),
+            "quality".into(),
+            "full marks".into(),
+            "rate".into(),
+            "against the ordering".into(),
+        ],
+        rows,
+    ));
+    if a.scorers.len() > 1 {
+        b.push(table(
+            vec!["scorer".into(), "criterion sensitivity".into()],
+            a.scorers
+                .iter()
+                .map(|s| vec![format!("`{}`", s.name), cell(&s.separation.criterion)])
+                .collect(),
+        ));
+    }
+    for s in &a.scorers {
+        let built: Vec<_> = s
+            .separation
+            .rates
+            .iter()
+            .filter(|r| r.applicable > 0)
+            .collect();
+        if built.is_empty() || s.separation.criterion.status == Status::NotProbed {
+            continue;
+        }
+        let data = ProbeBarsData {
+            title: format!("{} scorer probe: {}", a.target, s.name),
+            kinds: built.iter().map(|r| r.forgery.clone()).collect(),
+            judge: built.iter().map(|r| r.rate.unwrap_or(0.0)).collect(),
+            truth: built
+                .iter()
+                .map(|r| {
+                    if r.quality == Quality::Lower {
+                        0.0
+                    } else {
+                        1.0
+                    }
+                })
+                .collect(),
+            judge_label: "share given full marks".into(),
+            truth_label: "declared quality (1 = as good as the target)".into(),
+            y_label: "rate".into(),
+        };
+        let scorer: String = s
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let name = format!("inspect_{slug}_{scorer}");
+        let rendered = figures::write(&data, fig_dir, &name)?;
+        b.push(Block::Figure(FigureBlock {
+            caption: format!(
+                "{}, scorer {}: share of samples each forgery gets full marks on, beside its declared quality.",
+                a.target, s.name
+            ),
+            svg: format!("{FIGURE_DIR}/{name}.svg"),
+            png: format!("{FIGURE_DIR}/{name}.png"),
+            inline_svg: rendered.svg,
+        }));
+    }
+    Ok(b)
+}
