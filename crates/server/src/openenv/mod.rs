@@ -212,7 +212,7 @@ impl Env {
                         "result": null,
                         "error": {
                             "error_type": "tool_not_found",
-                            "message": benchaudit_comtrade::unknown_tool(&name).error,
+                            "message": benchaudit_comtrade::unknown_tool(&name, slot.options.submission).error,
                         },
                     });
                     return Ok(observation(obs, None, session.done));

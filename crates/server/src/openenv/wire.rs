@@ -2,7 +2,7 @@
 //! observations, tool results and errors written back (the shapes `openenv-core` 0.3.0's
 //! clients parse).
 
-use benchaudit_comtrade::SubmissionProtocol;
+use benchaudit_comtrade::{SubmissionProtocol, ToolText};
 use serde_json::{Map, Value, json};
 
 use crate::app::{CreateEpisode, truncate};
@@ -199,22 +199,13 @@ impl OpenEnvAction {
     }
 }
 
-/// The tools of an episode under `protocol`, as OpenEnv lists them (`input_schema`).
-pub(super) fn tool_list(
-    protocol: Option<SubmissionProtocol>,
-    text: benchaudit_comtrade::ToolText,
-) -> Value {
-    let tools: Vec<Value> = crate::mcp::tools(protocol, text)
+/// The tools of an episode under `protocol`, as OpenEnv lists them (`input_schema`): the
+/// names, descriptions and schemas MCP lists ([`benchaudit_comtrade::tool_defs`]).
+pub(super) fn tool_list(protocol: Option<SubmissionProtocol>, text: ToolText) -> Value {
+    benchaudit_comtrade::tool_defs(protocol, text)
         .into_iter()
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "description": t.description.as_deref().unwrap_or(""),
-                "input_schema": Value::Object(t.input_schema.as_ref().clone()),
-            })
-        })
-        .collect();
-    Value::Array(tools)
+        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+        .collect()
 }
 
 /// An observation as OpenEnv serialises it.
