@@ -56,8 +56,8 @@ total_rows, has_more, request}. Failure (an error result): {status, error, retry
 transient API faults, 422 an invalid argument, 429 with retry false means the request budget is spent. Every call \
 spends one request of the budget, rejected ones included.";
 const SUBMIT: &str = "Submits the cleaned records with metadata_json and run_log, once per episode, and returns \
-{done, reward, scores: {f1, precision, recall, judge, judge_breakdown}, errors}. A second call is an error \
-(status 409).";
+{done, reward, scores: {f1, precision, recall, judge, judge_breakdown}, errors, score, breakdown}. A second call is \
+an error (status 409).";
 const APPEND: &str = "Chunked submission protocol: sends records in pieces before the final submit_results. \
 Returns {appended, records_held}.";
 

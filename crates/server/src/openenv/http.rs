@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 
 use super::OpenEnv;
 use super::wire::{
-    Code, OpenEnvAction, Refusal, Reset, observation, refuse, reset_observation, tool_list,
+    Code, OpenEnvAction, Refusal, Reset, noop_observation, observation, refuse, reset_observation,
+    tool_list,
 };
 use crate::answer::Failure;
 
@@ -87,6 +88,7 @@ pub(super) async fn step(
     };
     match OpenEnvAction::parse(action) {
         Err(r) => refusal_response(&r),
+        Ok(OpenEnvAction::NoOp) => Json(noop_observation(None, false)).into_response(),
         Ok(OpenEnvAction::ListTools) => {
             Json(observation(
                 json!({"tools": tool_list(None, openenv.app.tool_text)}),
@@ -138,6 +140,9 @@ pub(super) async fn schema() -> Json<Value> {
         "action": {
             "title": "Action",
             "oneOf": [
+                {"title": "NoOpAction", "type": "object", "additionalProperties": false,
+                 "description": "the empty action (the released ComtradeBench client's): does nothing",
+                 "properties": {"metadata": metadata}},
                 {"title": "ListToolsAction", "type": "object", "additionalProperties": false,
                  "properties": {"type": {"const": "list_tools"}, "metadata": metadata},
                  "required": ["type"]},
@@ -162,6 +167,7 @@ pub(super) async fn schema() -> Json<Value> {
                 "seed": {"type": "integer"},
                 "task_id": {"type": "string"},
                 "episode_id": {"type": "string"},
+                "metadata": {"type": "object", "description": "reset: the facts above and the released ComtradeBench client's task fields (task_id, description, query, constraints, instructions); the empty action repeats it"},
             },
         },
         "state": {

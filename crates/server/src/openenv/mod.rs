@@ -11,7 +11,7 @@
 //!   `VALIDATION_ERROR`, `EXECUTION_ERROR`).
 //! * Actions are OpenEnv's MCP actions: `{"type": "list_tools"}` and `{"type": "call_tool",
 //!   "tool_name", "arguments"}` over the episode's tools (the three of SPEC §2, and
-//!   `append_results` under the chunked protocol).
+//!   `append_results` under the chunked protocol), and the empty action `{}`, a no-op.
 //! * `POST /reset`, `POST /step`, `GET /state` — OpenEnv's stateless HTTP routes (each
 //!   request meets a fresh environment, as in `openenv-core`): `/reset` shows the first
 //!   observation of an episode, `/step` answers `list_tools`; episodes are played over `/ws`
@@ -26,6 +26,14 @@
 //! episode and is echoed in `state`. Options (`interface`, `submission`, `max_requests`,
 //! `reward`) are those of `POST /v1/episodes`; unknown reset keys are ignored, as OpenEnv's
 //! own server ignores keys its environment's `reset` does not take.
+//!
+//! **The released ComtradeBench client** (`ComtradeEnv`) reads the task from the reset
+//! observation's `metadata` top level (`task_id`, `description`, `query`, `constraints`,
+//! `instructions`), so the metadata carries those beside `task_info` (compatibility fields);
+//! it steps with an empty action (`{}`), which is a no-op here: the answer is an observation
+//! repeating that metadata, nothing is spent. Its agent reads the submit answer's `score`
+//! (the judge's 0–100 total) and `breakdown`, which every submit answer carries
+//! ([`crate::answer::SubmitAnswer`]).
 //!
 //! **Rewards.** Every observation has `reward: null` except the one answering an accepted
 //! `submit_results`, which has `done: true` and the episode's reward: ground-truth F1, or the
@@ -64,7 +72,9 @@ use crate::gate::Gate;
 use crate::store::Slot;
 
 pub use wire::{Code, OpenEnvAction, Refusal, Reset};
-use wire::{error_message, observation, refuse, reset_observation, tool_list, tool_result};
+use wire::{
+    error_message, noop_observation, observation, refuse, reset_observation, tool_list, tool_result,
+};
 
 /// What the OpenEnv routes share.
 #[derive(Debug)]
@@ -123,6 +133,8 @@ struct Session {
     steps: u64,
     done: bool,
     reward: Option<f64>,
+    /// The reset observation's `metadata`, which the empty action repeats.
+    metadata: Value,
 }
 
 /// One WebSocket environment.
@@ -166,6 +178,7 @@ impl Env {
         let info =
             serde_json::to_value(self.openenv.app.task_info(&slot).await).unwrap_or(Value::Null);
         let obs = reset_observation(&info, &reset, &episode_id);
+        let metadata = obs["observation"]["metadata"].clone();
         self.session = Some(Session {
             slot,
             episode_id,
@@ -174,6 +187,7 @@ impl Env {
             steps: 0,
             done: false,
             reward: None,
+            metadata,
         });
         Ok(obs)
     }
@@ -184,6 +198,10 @@ impl Env {
             s.steps += 1;
         }
         match action {
+            OpenEnvAction::NoOp => Ok(noop_observation(
+                self.session.as_ref().map(|s| &s.metadata),
+                self.session.as_ref().is_some_and(|s| s.done),
+            )),
             OpenEnvAction::ListTools => {
                 let protocol = self.session.as_ref().map(|s| s.slot.options.submission);
                 let obs = json!({"tools": tool_list(protocol, self.openenv.app.tool_text)});

@@ -1,6 +1,6 @@
 //! OpenEnv's messages without IO: reset data and actions read from untrusted JSON, and the
 //! observations, tool results and errors written back (the shapes `openenv-core` 0.3.0's
-//! clients parse).
+//! clients parse, plus the released ComtradeBench client's compatibility fields).
 
 use benchaudit_comtrade::{SubmissionProtocol, ToolText};
 use serde_json::{Map, Value, json};
@@ -118,9 +118,12 @@ impl Reset {
 }
 
 /// An action of `step` (OpenEnv's `ListToolsAction` / `CallToolAction`, which forbid extra
-/// fields besides `metadata`).
+/// fields besides `metadata`, and the empty action of the released ComtradeBench client).
 #[derive(Debug, Clone, PartialEq)]
 pub enum OpenEnvAction {
+    /// `{}` (or only `metadata`): the released client's `ComtradeAction`, which carries no
+    /// data. Nothing is done; the answer repeats the episode's reset metadata.
+    NoOp,
     /// `{"type": "list_tools"}`.
     ListTools,
     /// `{"type": "call_tool", "tool_name", "arguments"}`.
@@ -141,7 +144,8 @@ impl OpenEnvAction {
                 "an action must be a JSON object",
             ));
         };
-        let allowed: &[&str] = match m.get("type").and_then(Value::as_str) {
+        let kind = m.get("type").and_then(Value::as_str);
+        let allowed: &[&str] = match kind {
             Some("list_tools") => &["type", "metadata"],
             Some("call_tool") => &["type", "metadata", "tool_name", "arguments"],
             Some(other) => {
@@ -153,10 +157,11 @@ impl OpenEnvAction {
                     ),
                 ));
             }
+            None if !m.contains_key("type") && m.keys().all(|k| k == "metadata") => &["metadata"],
             None => {
                 return Err(refuse(
                     Code::ValidationError,
-                    "the action has no `type` (list_tools or call_tool)",
+                    "the action has no `type` (list_tools or call_tool; the empty action {} does nothing)",
                 ));
             }
         };
@@ -172,8 +177,10 @@ impl OpenEnvAction {
                 "action metadata must be an object",
             ));
         }
-        if m.get("type").and_then(Value::as_str) == Some("list_tools") {
-            return Ok(OpenEnvAction::ListTools);
+        match kind {
+            None => return Ok(OpenEnvAction::NoOp),
+            Some("list_tools") => return Ok(OpenEnvAction::ListTools),
+            _ => {}
         }
         let name = m
             .get("tool_name")
@@ -232,7 +239,14 @@ pub(super) fn tool_result(name: &str, outcome: Result<&Value, &Value>) -> Value 
     })
 }
 
-/// The first observation of an episode: the task, the seed and the client's episode id.
+/// The task fields the released ComtradeBench client (`ComtradeEnv`) reads from the top level
+/// of a reset observation's `metadata` (besides `task_id`), copied there from `task_info`.
+pub const RELEASED_METADATA_FIELDS: [&str; 4] =
+    ["description", "query", "constraints", "instructions"];
+
+/// The first observation of an episode: the task, the seed and the client's episode id; its
+/// `metadata` holds the same facts and the released client's fields
+/// ([`RELEASED_METADATA_FIELDS`]).
 pub(super) fn reset_observation(task_info: &Value, reset: &Reset, episode_id: &str) -> Value {
     let c = &reset.create;
     let facts = json!({
@@ -245,9 +259,26 @@ pub(super) fn reset_observation(task_info: &Value, reset: &Reset, episode_id: &s
         "task_info": task_info,
     });
     // `metadata` too: OpenEnv's MCP clients read a reset observation's `metadata` only.
-    let mut obs = facts.clone();
-    obs["metadata"] = facts;
+    let mut metadata = facts.clone();
+    for key in RELEASED_METADATA_FIELDS {
+        metadata[key] = task_info.get(key).cloned().unwrap_or(Value::Null);
+    }
+    let mut obs = facts;
+    obs["metadata"] = metadata;
     observation(obs, None, false)
+}
+
+/// The answer to the empty action: nothing done, the episode's reset `metadata` (empty
+/// before any reset) repeated so a client that reads every observation's metadata keeps it.
+pub(super) fn noop_observation(metadata: Option<&Value>, done: bool) -> Value {
+    observation(
+        json!({
+            "metadata": metadata.cloned().unwrap_or_else(|| json!({})),
+            "message": "the empty action does nothing: act with list_tools and call_tool",
+        }),
+        None,
+        done,
+    )
 }
 
 pub(super) fn error_message(r: &Refusal) -> Value {
@@ -317,6 +348,8 @@ mod tests {
             json!({"type": "list_tools", "extra": 1}),
             json!({"type": "dance"}),
             json!({"tool_name": "fetch_page"}),
+            json!({"type": null}),
+            json!({"metadata": 3}),
             json!("list_tools"),
         ] {
             assert_eq!(
@@ -325,5 +358,54 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_empty_action_is_a_no_op() {
+        for empty in [json!({}), json!({"metadata": {"note": "x"}})] {
+            assert_eq!(OpenEnvAction::parse(&empty).unwrap(), OpenEnvAction::NoOp);
+        }
+        let metadata = json!({"task_id": "T1_single_page"});
+        let obs = noop_observation(Some(&metadata), true);
+        assert_eq!(
+            (
+                &obs["observation"]["metadata"],
+                &obs["reward"],
+                &obs["done"]
+            ),
+            (&metadata, &Value::Null, &json!(true))
+        );
+        assert_eq!(
+            noop_observation(None, false)["observation"]["metadata"],
+            json!({})
+        );
+    }
+
+    /// What the released ComtradeBench client (`ComtradeEnv`, not on PyPI) reads, pinned by
+    /// name: the task's fields at the top level of the reset observation's `metadata`.
+    #[test]
+    fn the_released_clients_reset_fields_are_at_the_metadata_top_level() {
+        let t = benchaudit_comtrade::task("T7_totals_trap").unwrap();
+        let info = benchaudit_comtrade::Episode::new(t, 4, Default::default()).get_task_info();
+        let info = serde_json::to_value(info).unwrap();
+        let reset = Reset::parse(&json!({"seed": 4, "task_id": t.task_id}), || 0).unwrap();
+        let obs = reset_observation(&info, &reset, "e1");
+        let meta = &obs["observation"]["metadata"];
+        assert_eq!(meta["task_id"], "T7_totals_trap");
+        for key in ["description", "query", "constraints", "instructions"] {
+            assert!(RELEASED_METADATA_FIELDS.contains(&key));
+            assert_eq!(meta[key], info[key], "{key}");
+        }
+        assert!(meta["description"].as_str().is_some_and(|d| !d.is_empty()));
+        assert!(meta["instructions"].as_str().is_some_and(|d| !d.is_empty()));
+        assert_eq!(meta["query"]["reporter"], info["query"]["reporter"]);
+        assert_eq!(meta["constraints"]["page_size"], t.page_size);
+        // The OpenEnv facts stay where openenv-core's clients read them.
+        assert_eq!(meta["task_info"], info);
+        assert_eq!(obs["observation"]["task_info"], info);
+        assert_eq!(
+            (&obs["reward"], &obs["done"]),
+            (&Value::Null, &json!(false))
+        );
     }
 }
