@@ -9,6 +9,11 @@
   judge reward is given on request; state echoes the client's episode_id; errors arrive as
   OpenEnv error messages the client raises on.
 * The HTTP routes /health, /schema, /metadata, /reset, /state answer as OpenEnv's do.
+* The released ComtradeBench client's expectations (its `ComtradeEnv` is not on PyPI, so an
+  `EnvClient` here reads what it reads): the task's description, query, constraints and
+  instructions at the top level of the reset observation's metadata; its empty step action as
+  a no-op observation, not an error; `score` (0-100) and `breakdown` in the submit answer,
+  which its agent records.
 """
 
 import asyncio
@@ -20,7 +25,12 @@ import urllib.request
 
 import serve
 
+from typing import Any, Dict
+
+from openenv.core import EnvClient
+from openenv.core.client_types import StepResult
 from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsAction
+from openenv.core.env_server.types import Action, Observation, State
 from openenv.core.generic_client import GenericEnvClient
 from openenv.core.mcp_client import MCPToolClient
 
@@ -64,6 +74,9 @@ async def oracle(env, seed, task=TASK, episode_id=None, reward=None):
     final = await env.step(CallToolAction(tool_name="submit_results", arguments=args))
     answer, is_error = data_of(final.observation)
     assert not is_error, answer
+    # What the released agent records: the judge's total (0-100) and its breakdown.
+    assert answer["score"] == round(answer["scores"]["judge"] * 100, 2), answer
+    assert len(answer["breakdown"]) == 6 and abs(sum(answer["breakdown"].values()) - answer["score"]) < 0.051, answer
     seen.append(json.dumps({"reward": final.reward, "done": final.done}))
     return seen, final, answer
 
@@ -122,6 +135,8 @@ async def generic_client():
         s = await env.step({"type": "call_tool", "tool_name": "submit_results", "arguments": {"data_jsonl": data}})
         answer = s.observation["result"]["data"]
         assert s.done and s.reward == answer["scores"]["judge"] and answer["scores"]["f1"] == 1.0, s
+        # Only data_jsonl: the missing-file rule's 10/3 points, to the released reward's four decimals.
+        assert (s.reward, answer["score"]) == (0.0333, 10 * (1 / 3)), (s.reward, answer["score"])
         try:
             await env.step({"type": "dance"})
             raise AssertionError("a bad action must raise")
@@ -153,6 +168,58 @@ def http_routes():
     print("ok: HTTP /health, /schema, /metadata, /state, /reset answer as OpenEnv's")
 
 
+class ReleasedTask(Observation):
+    """The typed fields the released ComtradeBench client fills from a reset's metadata."""
+
+    task_id: str = ""
+    description: str = ""
+    query: Dict[str, Any] = {}
+    constraints: Dict[str, Any] = {}
+    instructions: str = ""
+
+
+class EmptyAction(Action):
+    """The released client's action: it carries no data."""
+
+
+class ReleasedShape(EnvClient[EmptyAction, ReleasedTask, State]):
+    """An EnvClient that sends and reads what the released ComtradeEnv sends and reads."""
+
+    def _step_payload(self, action: EmptyAction) -> Dict[str, Any]:
+        return {}
+
+    def _parse_result(self, payload: Dict[str, Any]) -> StepResult[ReleasedTask]:
+        meta = payload.get("observation", {}).get("metadata", {})
+        obs = ReleasedTask(task_id=meta.get("task_id", ""), description=meta.get("description", ""),
+                           query=meta.get("query", {}), constraints=meta.get("constraints", {}),
+                           instructions=meta.get("instructions", ""), done=payload.get("done", False),
+                           reward=payload.get("reward"), metadata=meta)
+        return StepResult(observation=obs, reward=payload.get("reward"), done=payload.get("done", False))
+
+    def _parse_state(self, payload: Dict[str, Any]) -> State:
+        return State(episode_id=payload.get("episode_id"), step_count=payload.get("step_count", 0))
+
+
+async def released_client():
+    task = "T7_totals_trap"
+    async with ReleasedShape(base_url=BASE) as env:
+        r = await env.reset(seed=4, task_id=task)
+        t = r.observation
+        info = t.metadata["task_info"]
+        assert t.task_id == task and t.description == info["description"] and t.description, t
+        assert t.query == info["query"] and t.query["reporter"], t.query
+        assert t.constraints == info["constraints"] and t.constraints["page_size"] > 0, t.constraints
+        assert t.instructions == info["instructions"] and "submit_results" in t.instructions, t.instructions
+        # The empty action is a no-op: an observation (no error), nothing spent, the task kept.
+        s = await env.step(EmptyAction())
+        assert s.reward is None and s.done is False and s.observation.task_id == task, s
+        assert s.observation.metadata["task_info"]["requests_used"] == 0, s.observation.metadata
+        state = await env.state()
+        assert state.step_count == 1, state
+    print(f"ok: the released client's shape: reset metadata carries task_id, description, query, constraints, "
+          f"instructions ({task}); the empty action is a no-op observation")
+
+
 def start_server():
     return serve.start_server(BIN, PORT, "/health")
 
@@ -162,6 +229,7 @@ def main():
     try:
         asyncio.run(mcp_client())
         asyncio.run(generic_client())
+        asyncio.run(released_client())
         http_routes()
     finally:
         server.terminate()

@@ -51,3 +51,10 @@ async def oracle_submission(info, fetch):
             "dedup_key": ["year", "reporter", "partner", "flow", "hs", "record_id"]}
     return {"data_jsonl": "".join(json.dumps(r) + "\n" for r in records.values()),
             "metadata_json": json.dumps(meta), "run_log": "\n".join(log)}
+
+
+def truth(binary, task, seed):
+    """The task's true record set as JSON Lines (`benchaudit truth`)."""
+    done = subprocess.run([binary, "truth", "--task", task, "--seed", str(seed)], capture_output=True, text=True,
+                          timeout=60, check=True)
+    return done.stdout

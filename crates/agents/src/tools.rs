@@ -3,36 +3,31 @@
 //! sees (and the scaffold counts), never panics.
 
 use benchaudit_comtrade::{
-    AppendArgs, ArgumentError, Episode, FetchPageArgs, Row, SubmitArgs, TaskSpec, unknown_tool,
+    AppendArgs, ArgumentError, Episode, FetchPageArgs, Row, SubmitArgs, TaskInfoArgs, TaskSpec,
+    unknown_tool,
 };
 use benchaudit_scoring::{RewardScorer, Scores};
 use serde_json::{Value, json};
 
 use crate::policy::{SubmitResponse, ToolCall, ToolResult};
 
-/// The tools an episode offers under its protocol.
-pub fn tool_names(chunked: bool) -> &'static [&'static str] {
-    if chunked {
-        &[
-            "get_task_info",
-            "fetch_page",
-            "append_results",
-            "submit_results",
-        ]
-    } else {
-        &["get_task_info", "fetch_page", "submit_results"]
-    }
-}
-
-/// Runs one call. The flag is true when the call itself was malformed (an unknown tool, or
-/// arguments that cannot be read); such a call gets the envelope REST and MCP give for it
+/// Runs one call. The flag is true when the call itself was malformed (a tool the episode
+/// does not offer — `append_results` outside the chunked protocol included — or arguments
+/// that cannot be read); such a call gets the envelope REST and MCP give for it
 /// ([`benchaudit_comtrade::argument_envelope`], [`benchaudit_comtrade::unknown_tool`]) and
 /// spends no budget.
 pub fn execute(episode: &mut Episode, call: &ToolCall, reward: RewardScorer) -> (ToolResult, bool) {
     let profile = episode.options().interface;
+    let protocol = episode.options().submission;
     let malformed = |e: ArgumentError| (ToolResult::Error(e.envelope(profile)), true);
+    if !protocol.tool_names().contains(&call.name.as_str()) {
+        return (ToolResult::Error(unknown_tool(&call.name, protocol)), true);
+    }
     match call.name.as_str() {
-        "get_task_info" => (ToolResult::TaskInfo(episode.get_task_info()), false),
+        "get_task_info" => match TaskInfoArgs::from_json(&call.arguments) {
+            Ok(TaskInfoArgs) => (ToolResult::TaskInfo(episode.get_task_info()), false),
+            Err(e) => malformed(e),
+        },
         "fetch_page" => match FetchPageArgs::from_json(&call.arguments) {
             Ok(args) => match episode.fetch_page(args) {
                 Ok(page) => (ToolResult::Page(page), false),
@@ -66,7 +61,7 @@ pub fn execute(episode: &mut Episode, call: &ToolCall, reward: RewardScorer) -> 
             },
             Err(e) => malformed(e),
         },
-        other => (ToolResult::Error(unknown_tool(other)), true),
+        other => (ToolResult::Error(unknown_tool(other, protocol)), true),
     }
 }
 

@@ -21,6 +21,7 @@ pub mod faults;
 pub mod protocol;
 pub mod record;
 pub mod rng;
+pub mod schema;
 pub mod stress;
 pub mod submission;
 pub mod task;
@@ -29,10 +30,11 @@ pub use episode::{Episode, EpisodeCounts};
 pub use faults::FaultPlan;
 pub use protocol::{
     AppendArgs, ArgumentError, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse,
-    SubmissionProtocol, SubmitArgs, TOOL_NAMES, TaskInfo, ToolError, ToolText, argument_envelope,
-    unknown_tool,
+    SubmissionProtocol, SubmitArgs, TOOL_NAMES, TaskInfo, TaskInfoArgs, ToolError, ToolText,
+    argument_envelope, unknown_tool,
 };
 pub use record::{Generator, Record, Row, RowJson, RowWriter, Totals};
+pub use schema::{ToolDef, tool_defs};
 pub use stress::StressConfig;
 pub use submission::Submission;
 pub use task::{FaultFamily, PagingMode, Query, TaskSpec, find_task, select_tasks, task, tasks};

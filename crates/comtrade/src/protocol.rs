@@ -174,17 +174,34 @@ pub fn argument_envelope(profile: InterfaceProfile, error: impl Into<String>) ->
     }
 }
 
-/// The envelope of a call naming no tool: status 404, `retry: false`, the name quoted (cut to
-/// [`MAX_ECHO_BYTES`]) and the tools listed. MCP carries it as its protocol error's `data`.
-pub fn unknown_tool(name: &str) -> ToolError {
+/// The envelope of a call naming no tool of an episode under `protocol` (`append_results`
+/// outside `chunked` included): status 404, `retry: false`, the name quoted (cut to
+/// [`MAX_ECHO_BYTES`]) and the protocol's tools listed. MCP carries it as its protocol
+/// error's `data`.
+pub fn unknown_tool(name: &str, protocol: SubmissionProtocol) -> ToolError {
     ToolError::fatal(
         404,
         format!(
             "unknown tool `{}` (tools: {})",
             echo(name),
-            TOOL_NAMES.join(", ")
+            protocol.tool_names().join(", ")
         ),
     )
+}
+
+/// Arguments of `get_task_info`: none. An empty object (or no arguments at all) is the only
+/// valid call; an unknown argument is refused as every tool refuses one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskInfoArgs;
+
+impl TaskInfoArgs {
+    /// Reads `{}` (or null) from untrusted JSON.
+    pub fn from_json(args: &Value) -> Result<Self, ArgumentError> {
+        if args.is_null() {
+            return Ok(TaskInfoArgs);
+        }
+        reject_unknown(object(args)?, &[]).map(|()| TaskInfoArgs)
+    }
 }
 
 /// Arguments of `fetch_page`, validated only for type here; ranges are the episode's business
@@ -209,9 +226,9 @@ impl ArgumentError {
     }
 }
 
-/// A JSON value read as an integer the way the tools read page numbers: `2`, `2.0` and `"2"`
-/// are all 2 (lenient like the released FastAPI service); anything else is `None`. The L0
-/// slot reader uses it too, so "the same number written differently" means one thing.
+/// A JSON value read as an integer the way the tools read page numbers: `2`, `2.0`, `"2"` and
+/// `" +2 "` are all 2 (lenient like the released FastAPI service); anything else is `None`.
+/// The L0 slot reader uses it too, so "the same number written differently" means one thing.
 pub fn as_integer(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64().or_else(|| {
@@ -219,8 +236,13 @@ pub fn as_integer(v: &Value) -> Option<i64> {
                 .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
                 .map(|f| f as i64)
         }),
-        // Lenient like the released FastAPI service: "2" is page 2.
-        Value::String(s) => s.trim().parse().ok(),
+        // Lenient like the released FastAPI service: "2" is page 2. The whitespace trimmed is
+        // ASCII's, so the tool schemas can state exactly what is read
+        // ([`crate::schema::INTEGER_TEXT_PATTERN`]).
+        Value::String(s) => s
+            .trim_matches(|c: char| c.is_ascii_whitespace())
+            .parse()
+            .ok(),
         _ => None,
     }
 }
@@ -251,6 +273,10 @@ fn type_name(v: &Value) -> &'static str {
 
 fn reject_unknown(m: &Map<String, Value>, known: &[&str]) -> Result<(), ArgumentError> {
     match m.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) if known.is_empty() => Err(ArgumentError(format!(
+            "unknown argument `{}` (this tool takes no arguments)",
+            echo(k)
+        ))),
         Some(k) => Err(ArgumentError(format!(
             "unknown argument `{}` (expected {})",
             echo(k),
@@ -302,7 +328,9 @@ fn opt_text(m: &Map<String, Value>, key: &str) -> Result<Option<String>, Argumen
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         // Agents often pass the metadata object itself: keep its JSON text.
-        Some(v @ (Value::Object(_) | Value::Array(_))) if key == "metadata_json" => {
+        Some(v @ (Value::Object(_) | Value::Array(_)))
+            if key == "metadata_json" || key == "metadata" =>
+        {
             Ok(Some(v.to_string()))
         }
         Some(v) => Err(ArgumentError(format!(
@@ -331,14 +359,7 @@ impl SubmitArgs {
         let alias = |a: &str, b: &str| -> Result<Option<String>, ArgumentError> {
             Ok(opt_text(m, a)?.or(opt_text(m, b)?))
         };
-        let mut metadata = opt_text(m, "metadata_json")?;
-        if metadata.is_none() {
-            metadata = match m.get("metadata") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(v) => Some(v.to_string()),
-            };
-        }
+        let metadata = alias("metadata_json", "metadata")?;
         let record_ids = match m.get("record_ids") {
             None | Some(Value::Null) => None,
             Some(Value::Array(items)) => Some(
@@ -520,6 +541,46 @@ mod tests {
     }
 
     #[test]
+    fn task_info_takes_no_arguments() {
+        assert!(TaskInfoArgs::from_json(&json!({})).is_ok());
+        assert!(TaskInfoArgs::from_json(&Value::Null).is_ok());
+        assert_eq!(
+            TaskInfoArgs::from_json(&json!({"task_id": "T1_single_page"}))
+                .map_err(|e| e.to_string()),
+            Err(
+                "invalid arguments: unknown argument `task_id` (this tool takes no arguments)"
+                    .into()
+            )
+        );
+        assert!(TaskInfoArgs::from_json(&json!([])).is_err());
+    }
+
+    #[test]
+    fn integers_as_text_trim_ascii_whitespace_only() {
+        assert_eq!(as_integer(&json!(" \t+7\r\n")), Some(7));
+        assert_eq!(as_integer(&json!("-2")), Some(-2));
+        assert_eq!(as_integer(&json!("\u{a0}7")), None);
+        assert_eq!(as_integer(&json!("\u{b}7")), None);
+        assert_eq!(as_integer(&json!("7.0")), None);
+    }
+
+    #[test]
+    fn unknown_tools_list_the_protocols_tools() {
+        let full = unknown_tool("append_results", SubmissionProtocol::Full);
+        assert_eq!((full.status, full.retry), (404, false));
+        assert_eq!(
+            full.error,
+            "unknown tool `append_results` (tools: get_task_info, fetch_page, submit_results)"
+        );
+        let chunked = unknown_tool("nope", SubmissionProtocol::Chunked);
+        assert!(
+            chunked.error.ends_with("submit_results, append_results)"),
+            "{}",
+            chunked.error
+        );
+    }
+
+    #[test]
     fn page_bytes_hold_the_page_json() {
         use crate::{Episode, task::tasks};
         for t in tasks() {
@@ -553,6 +614,13 @@ mod tests {
         assert_eq!(a.data_jsonl.as_deref(), Some("x\n"));
         assert_eq!(a.metadata_json.as_deref(), Some(r#"{"row_count":1}"#));
         assert!(SubmitArgs::from_json(&json!({"record_ids": [1]})).is_err());
+        // The alias takes what metadata_json takes: text, or the value itself.
+        assert!(SubmitArgs::from_json(&json!({"metadata": 5})).is_err());
+        assert_eq!(
+            SubmitArgs::from_json(&json!({"metadata_json": "{}", "metadata": {"a": 1}}))
+                .map(|a| a.metadata_json),
+            Ok(Some("{}".into()))
+        );
         assert!(SubmitArgs::from_json(&json!({"run_log": 5})).is_err());
     }
 }

@@ -117,9 +117,12 @@ pub struct JudgeOutcome {
 }
 
 impl JudgeOutcome {
-    /// The reward the environment derived from the judge.
+    /// The judge's total / 100, unrounded: what the audit's probes compare, at the scorer's
+    /// resolution ([`crate::LegacyJudge`]). Answers and records carry it rounded as the
+    /// released environment rounds its reward ([`crate::judge_share`]); rounding here would move
+    /// the card's exact-resolution ties (docs/decisions.md, issue 39).
     pub fn reward(&self) -> f64 {
-        self.total / 100.0
+        self.total / crate::JUDGE_POINTS
     }
 
     fn raised(kind: &str, why: impl Into<String>) -> Self {

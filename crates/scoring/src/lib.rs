@@ -91,6 +91,18 @@ impl Scorer for LegacyJudge {
 /// `run`, reports, cards, the server's answers — shows the judge on 0–1 ([`Scores::judge`]).
 pub const JUDGE_POINTS: f64 = 100.0;
 
+/// Decimals of the judge on the 0–1 scale: the released environment's reward is
+/// `round(total / 100, 4)`, two decimals of a point (totals themselves are rounded to 0.1
+/// point, except under the missing-file rule, whose thirds need the fourth decimal).
+pub const JUDGE_DECIMALS: usize = 4;
+
+/// A judge total (0–100 points) on the 0–1 scale every benchaudit output shows, rounded as
+/// the released environment rounds its reward ([`JUDGE_DECIMALS`]), so `37.8` points is
+/// `0.378`, never `0.37799999999999995`.
+pub fn judge_share(total: f64) -> f64 {
+    python::round(total / JUDGE_POINTS, JUDGE_DECIMALS)
+}
+
 /// Both scorers on one submission, parsed once: what an episode records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scores {
@@ -136,9 +148,10 @@ impl Breakdown {
 }
 
 impl Scores {
-    /// The legacy judge on the 0–1 scale shown everywhere: `judge_total / 100`.
+    /// The legacy judge on the 0–1 scale shown everywhere: `judge_total / 100` to
+    /// [`JUDGE_DECIMALS`] ([`judge_share`]).
     pub fn judge(&self) -> f64 {
-        self.judge_total / JUDGE_POINTS
+        judge_share(self.judge_total)
     }
 
     /// Scores a submission of (task, seed) with both scorers, reading each data line once
@@ -182,7 +195,7 @@ impl Scores {
     pub fn reward(&self, primary: RewardScorer) -> f64 {
         match primary {
             RewardScorer::F1 => self.f1,
-            RewardScorer::Judge => self.judge_total / 100.0,
+            RewardScorer::Judge => self.judge(),
         }
     }
 }
@@ -194,6 +207,6 @@ pub enum RewardScorer {
     /// Ground-truth F1 (default).
     #[default]
     F1,
-    /// The legacy judge (total / 100).
+    /// The legacy judge (total / 100, [`judge_share`]).
     Judge,
 }

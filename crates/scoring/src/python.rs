@@ -166,10 +166,15 @@ impl<'a> KeyAtom<'a> {
 /// Rust's fixed-precision formatting rounds the exact binary expansion half to even, which is
 /// the same rule; the string is parsed back to the nearest double, as Python returns.
 pub fn round1(x: f64) -> f64 {
+    round(x, 1)
+}
+
+/// Python's `round(x, digits)`, by the rule of [`round1`].
+pub fn round(x: f64, digits: usize) -> f64 {
     if !x.is_finite() {
         return x;
     }
-    format!("{x:.1}").parse().unwrap_or(x)
+    format!("{x:.digits$}").parse().unwrap_or(x)
 }
 
 #[cfg(test)]
@@ -197,6 +202,9 @@ mod tests {
         assert_eq!(round1(98.67), 98.7);
         assert_eq!(round1(2.75), 2.8);
         assert_eq!(round1(-0.05), -0.1); // -0.05000000000000000277...
+        assert_eq!(round(37.8 / 100.0, 4), 0.378); // 37.8 / 100 is 0.37799999999999995
+        assert_eq!(round(10.0 * (2.0 / 3.0) / 100.0, 4), 0.0667);
+        assert_eq!(round(0.00005, 4), 0.0001); // 0.000050000000000000002396...
     }
 
     #[test]

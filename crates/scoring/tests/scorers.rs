@@ -24,6 +24,30 @@ fn scores(data: String) -> Scores {
     Scores::compute(task(T).unwrap(), 4, &Submission::new(data, "{}", ""))
 }
 
+/// The judge on 0–1 is the released reward's `round(total / 100, 4)` wherever it is given: the
+/// score and the reward under `reward = "judge"`.
+#[test]
+fn the_judge_on_zero_to_one_has_four_decimals() {
+    use benchaudit_scoring::{RewardScorer, judge_share};
+    let t = task("T1_single_page").unwrap();
+    // Only data_jsonl: the missing-file rule's 10 × 1/3 points.
+    let only_data = Submission {
+        data_jsonl: Some(jsonl(&truth_rows(1))),
+        ..Submission::default()
+    };
+    let s = Scores::compute(t, 1, &only_data);
+    assert_eq!(s.judge_total, 10.0 * (1.0 / 3.0));
+    assert_eq!((s.judge(), s.reward(RewardScorer::Judge)), (0.0333, 0.0333));
+    // Totals in 0.1-point steps: k / 1000 exactly as a decimal, never 0.37799999999999995.
+    for k in 0..=1000_u32 {
+        let total: f64 = format!("{:.1}", f64::from(k) / 10.0).parse().unwrap();
+        let share = judge_share(total);
+        // k / 1000 is the double nearest the decimal, whose shortest text is that decimal.
+        assert_eq!(share, f64::from(k) / 1000.0, "{k}");
+        assert!(share.to_string().len() <= "0.999".len(), "{share}");
+    }
+}
+
 #[test]
 fn the_correct_set_scores_one() {
     let s = scores(jsonl(&truth_rows(4)));

@@ -10,7 +10,10 @@ use serde_json::Value;
 use crate::store::Gone;
 
 /// `submit_results`' answer: `{done, reward, scores: {f1, precision, recall, judge,
-/// judge_breakdown}, errors}`, the judge on the 0–1 scale of every other benchaudit output.
+/// judge_breakdown}, errors, score, breakdown}`, the judge on the 0–1 scale of every other
+/// benchaudit output. `score` and `breakdown` are compatibility fields: the released
+/// ComtradeBench environment's names for the legacy judge's total (0–100) and its points per
+/// dimension, which the released client and agent read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SubmitAnswer {
     /// Always true: the episode is over once a submission is accepted.
@@ -21,6 +24,10 @@ pub struct SubmitAnswer {
     pub scores: ScoreBlock,
     /// Where the released judge would have raised (its total is then 0).
     pub errors: Vec<String>,
+    /// Compatibility: the legacy judge's total in points, 0–100 (the released `score`).
+    pub score: f64,
+    /// Compatibility: the legacy judge's points per dimension (the released `breakdown`).
+    pub breakdown: Breakdown,
 }
 
 /// The `scores` object of the submit answer.
@@ -32,7 +39,8 @@ pub struct ScoreBlock {
     pub precision: f64,
     /// Ground-truth recall.
     pub recall: f64,
-    /// Legacy judge on 0–1 (the released total / 100).
+    /// Legacy judge on 0–1: the released total / 100 to four decimals, as the released
+    /// environment rounds its reward ([`benchaudit_scoring::judge_share`]).
     pub judge: f64,
     /// Legacy judge per dimension on the same scale (the six sum to `judge` before the
     /// released judge rounds its total to 0.1 points).
@@ -52,6 +60,8 @@ impl SubmitAnswer {
                 judge: scores.judge(),
                 judge_breakdown: scores.judge_breakdown.shares(),
             },
+            score: scores.judge_total,
+            breakdown: scores.judge_breakdown,
             errors: scores.judge_errors,
         }
     }
@@ -153,6 +163,7 @@ impl From<ToolError> for Failure {
 mod tests {
     use super::*;
     use benchaudit_comtrade::{Episode, EpisodeOptions, FetchPageArgs, task};
+    use benchaudit_scoring::{RewardScorer, Scores};
 
     #[test]
     fn page_body_matches_the_episode_json() {
@@ -210,6 +221,42 @@ mod tests {
                     t.task_id
                 );
             }
+        }
+    }
+
+    /// The released ComtradeBench agent reads `score` (0–100) and `breakdown` from the submit
+    /// answer; the judge on 0–1 is the released reward's rounding, so no float noise.
+    #[test]
+    fn submit_answers_carry_the_released_fields_and_a_rounded_judge() {
+        use benchaudit_comtrade::{Generator, Submission, record::write_jsonl};
+        let t = task("T3_duplicates").expect("registry");
+        let rows: Vec<benchaudit_comtrade::Row> = Generator::new(t, 7)
+            .truth()
+            .map(benchaudit_comtrade::Row::Record)
+            .collect();
+        let mut data = String::new();
+        write_jsonl(t, &rows, &mut data);
+        let meta = r#"{"task_id":"T3_duplicates","row_count":25}"#;
+        let scores = Scores::compute(t, 7, &Submission::new(data, meta, "pages 1-3"));
+        let answer = SubmitAnswer::from_scores(scores.clone(), RewardScorer::Judge);
+        let v = serde_json::to_value(&answer).expect("json");
+        assert_eq!(v["score"], scores.judge_total);
+        assert!((0.0..=100.0).contains(&scores.judge_total) && scores.judge_total > 1.0);
+        assert_eq!(
+            v["breakdown"],
+            serde_json::to_value(scores.judge_breakdown).expect("json")
+        );
+        assert_eq!(v["breakdown"].as_object().map(|m| m.len()), Some(6));
+        // The judge, and the reward it gives, to four decimals: their shortest text has at
+        // most four digits after the point.
+        for judge in [&v["scores"]["judge"], &v["reward"]] {
+            let text = judge.to_string();
+            let decimals = text.split_once('.').map_or(0, |(_, d)| d.len());
+            assert!(decimals <= 4, "{text}");
+            assert_eq!(
+                judge.as_f64(),
+                Some(benchaudit_scoring::judge_share(scores.judge_total))
+            );
         }
     }
 

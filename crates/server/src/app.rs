@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use benchaudit_comtrade::{
     AppendArgs, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse, SubmissionProtocol,
-    SubmitArgs, TaskInfo, TaskSpec,
+    SubmitArgs, TaskInfo, TaskInfoArgs, TaskSpec,
 };
 use benchaudit_scoring::{RewardScorer, Scores};
 use serde::{Deserialize, Serialize};
@@ -363,19 +363,30 @@ pub use benchaudit_comtrade::TOOL_NAMES;
 
 impl App {
     /// One tool call on `slot` with JSON arguments, as MCP and OpenEnv make them; `None` for
-    /// an unknown tool. Arguments are parsed by `benchaudit_comtrade`'s own parsers (the ones
-    /// REST and in-process agents use); a bad argument is a 422 failure like any other.
+    /// a tool the episode does not offer (`append_results` outside the chunked protocol
+    /// included: [`SubmissionProtocol::tool_names`]). Arguments are parsed by
+    /// `benchaudit_comtrade`'s own parsers (the ones REST and in-process agents use); a bad
+    /// argument is a 422 failure like any other.
     pub async fn call_tool(
         self: &Arc<Self>,
         slot: Arc<Slot>,
         name: &str,
         args: serde_json::Map<String, Value>,
     ) -> Option<Result<Value, Failure>> {
+        if !slot.options.submission.tool_names().contains(&name) {
+            return None;
+        }
         let json = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
+        let interface = slot.options.interface;
+        let bad_args =
+            |e: benchaudit_comtrade::ArgumentError| Err(Failure::from(e.envelope(interface)));
         Some(match name {
-            "get_task_info" => Ok(json(serde_json::to_value(self.task_info(&slot).await))),
+            "get_task_info" => match TaskInfoArgs::from_json(&Value::Object(args)) {
+                Err(e) => bad_args(e),
+                Ok(TaskInfoArgs) => Ok(json(serde_json::to_value(self.task_info(&slot).await))),
+            },
             "fetch_page" => match FetchPageArgs::from_json(&Value::Object(args)) {
-                Err(e) => Err(Failure::from(e.envelope(slot.options.interface))),
+                Err(e) => bad_args(e),
                 Ok(args) => self.fetch_page(&slot, args).await.map(|(task, page)| {
                     json(serde_json::to_value(crate::answer::PageBody {
                         task,
@@ -388,10 +399,10 @@ impl App {
                     .append(slot, a.data_jsonl)
                     .await
                     .map(|held| json!({"appended": true, "records_held": held})),
-                Err(e) => Err(Failure::from(e.envelope(slot.options.interface))),
+                Err(e) => bad_args(e),
             },
             "submit_results" => match SubmitArgs::from_json(&Value::Object(args)) {
-                Err(e) => Err(Failure::from(e.envelope(slot.options.interface))),
+                Err(e) => bad_args(e),
                 Ok(submit) => self
                     .submit(slot, submit)
                     .await

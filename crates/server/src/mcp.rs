@@ -8,29 +8,31 @@
 //!   protocol version, the session-less 2026-07-28 included.
 //! * `/mcp?task_id=…&seed=…` — one episode per MCP session: rmcp builds one handler per session
 //!   and its `initialize` opens the episode. Only clients that negotiate sessions (the
-//!   `initialize` handshake) get one; a session-less request is told to use `POST /v1/episodes`.
+//!   `initialize` handshake) get one, so this endpoint offers only the protocol versions that
+//!   have it: a client in auto mode probing with `server/discover` is refused the session-less
+//!   2026-07-28 and falls back to `initialize` (the official Python SDK's `Client` and
+//!   fastmcp's do); a session-less request is told to use `POST /v1/episodes`.
 //!   A second `initialize` on the session naming other parameters is refused; when the session
 //!   ends (closed, or idle past its lifetime) its episode leaves the store.
 //! * stdio — one handler, one episode, for clients that spawn servers.
 //!
 //! Faults, argument errors, 409 and 410 come back as tool results with `isError: true` and the
 //! envelope as structured content, so the model reads them; protocol errors are kept for
-//! requests that cannot be routed at all (an unknown tool name), with the same envelope
+//! requests that cannot be routed at all (a tool the episode does not offer, `append_results`
+//! outside the chunked protocol included), with the same envelope
 //! ([`benchaudit_comtrade::unknown_tool`]) as the error's `data`.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use benchaudit_comtrade::{SubmissionProtocol, ToolText};
-use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Extensions, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::Map;
 use serde_json::Value;
 
@@ -76,99 +78,21 @@ pub struct EpisodeMcp {
     binding: Binding,
 }
 
-// Schemas only: arguments are parsed by `benchaudit_comtrade`'s own parsers (lenient on
-// numbers written as strings, strict on unknown fields), the same ones REST and in-process
-// agents use. These types exist so the tool list describes every argument.
-
-/// No arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct NoArgs {}
-
-/// Arguments of fetch_page.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct FetchPageParams {
-    /// Page number (its description is replaced by [`ToolText::page_description`]).
-    page: i64,
-    /// Rows per page you ask for (1..=1000). Echoed back; the task's own page size is what is
-    /// served. An out-of-range value is rejected with status 422.
-    page_size: Option<i64>,
-}
-
-/// Arguments of submit_results.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct SubmitParams {
-    /// The records, one JSON object per line (JSON Lines), one line per unique record, without
-    /// totals rows. Under the chunked protocol: any records not yet sent with append_results.
-    data_jsonl: Option<String>,
-    /// Under the ids protocol only: the record_id of every unique record, instead of data_jsonl.
-    record_ids: Option<Vec<String>>,
-    /// metadata.json as text: a JSON object with task_id, query, row_count, schema (the field
-    /// names), dedup_key (the primary-key fields) and optionally request_count.
-    metadata_json: Option<String>,
-    /// run.log as text: what you did, request by request (faults, retries, pages, completion).
-    run_log: Option<String>,
-}
-
-/// Arguments of append_results.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct AppendParams {
-    /// More records, one JSON object per line, held until submit_results.
-    data_jsonl: String,
-}
-
-fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
-    // Our own schema types always have an object root; an empty schema would still be a
-    // valid (if less helpful) tool description, so a failure here cannot take the server down.
-    let schema = schema_for_input::<T>().unwrap_or_else(|_| Arc::new(JsonObject::new()));
-    Tool::new(name, description, schema)
-}
-
-/// The tools of an episode under `protocol` (append_results only when chunked), `page`
-/// described in wording `text` (the same text in-process LLM players are shown).
+/// The tools of an episode under `protocol` (`append_results` only when chunked; the three of
+/// every protocol when no episode is bound), `page` described in wording `text` (the same text
+/// in-process LLM players are shown). Names, descriptions and argument schemas are
+/// [`benchaudit_comtrade::tool_defs`]': the schemas state what the tools' parsers read.
 pub fn tools(protocol: Option<SubmissionProtocol>, text: ToolText) -> Vec<Tool> {
-    let mut fetch = tool::<FetchPageParams>(
-        "fetch_page",
-        "Fetches one page of trade records. Success: {rows, page, page_size, total_pages, total_rows, has_more, \
-         request}. Failure (an error result): {status, error, retry, retry_after_s?} — 429 and 500 are transient \
-         API faults, 422 an invalid argument, 429 with retry false means the request budget is spent. Every call \
-         spends one request of the budget, rejected ones included.",
-    );
-    let mut schema = fetch.input_schema.as_ref().clone();
-    if let Some(Value::Object(page)) = schema.get_mut("properties").and_then(|p| p.get_mut("page"))
-    {
-        page.insert("description".into(), text.page_description().into());
-    }
-    fetch.input_schema = Arc::new(schema);
-    let mut tools = vec![
-        tool::<NoArgs>(
-            "get_task_info",
-            "The task: its id, description, the query to run, constraints (page_size, max_requests, paging_mode, \
-             rate_limit_qps, total_rows), requests used and remaining, and instructions. Costs no budget.",
-        ),
-        fetch,
-        tool::<SubmitParams>(
-            "submit_results",
-            "Submits the cleaned records with metadata_json and run_log, once per episode, and returns \
-             {done, reward, scores: {f1, precision, recall, judge, judge_breakdown}, errors}. A second call \
-             is an error (status 409).",
-        ),
-    ];
-    if protocol == Some(SubmissionProtocol::Chunked) {
-        tools.push(tool::<AppendParams>(
-            "append_results",
-            "Chunked submission protocol: sends records in pieces before the final submit_results. Returns \
-             {appended, records_held}.",
-        ));
-    }
-    tools
+    benchaudit_comtrade::tool_defs(protocol, text)
+        .into_iter()
+        .map(|def| {
+            let schema = match def.input_schema {
+                Value::Object(m) => m,
+                _ => JsonObject::new(),
+            };
+            Tool::new(def.name, def.description, Arc::new(schema))
+        })
+        .collect()
 }
 
 impl EpisodeMcp {
@@ -227,21 +151,23 @@ impl EpisodeMcp {
         Some(slot.options.submission)
     }
 
-    /// One tool call on the bound episode; `None` for an unknown tool.
+    /// One tool call on the bound episode; `Err` with the episode's protocol (the default
+    /// when none is bound) for a tool the episode does not offer.
     async fn call(
         &self,
         name: &str,
         args: Map<String, Value>,
         extensions: &Extensions,
-    ) -> Option<Result<Value, Failure>> {
+    ) -> Result<Result<Value, Failure>, SubmissionProtocol> {
         if !crate::app::TOOL_NAMES.contains(&name) {
-            return None;
+            return Err(self.protocol(extensions).unwrap_or_default());
         }
         let slot = match self.slot(extensions) {
             Ok(slot) => slot,
-            Err(f) => return Some(Err(f)),
+            Err(f) => return Ok(Err(f)),
         };
-        self.app.call_tool(slot, name, args).await
+        let protocol = slot.options.submission;
+        self.app.call_tool(slot, name, args).await.ok_or(protocol)
     }
 
     async fn call_tool_inner(
@@ -251,14 +177,17 @@ impl EpisodeMcp {
     ) -> Result<CallToolResult, ErrorData> {
         crate::metrics::inc(&self.app.metrics.mcp_tool_calls);
         let args = request.arguments.unwrap_or_default();
-        let Some(outcome) = self.call(&request.name, args, extensions).await else {
-            // A call that cannot be routed stays a protocol error (MCP's rule), carrying the
-            // envelope every other door gives for it as its `data`.
-            let envelope = benchaudit_comtrade::unknown_tool(&request.name);
-            return Err(ErrorData::invalid_params(
-                envelope.error.clone(),
-                Some(envelope.to_json()),
-            ));
+        let outcome = match self.call(&request.name, args, extensions).await {
+            Ok(outcome) => outcome,
+            Err(protocol) => {
+                // A call that cannot be routed stays a protocol error (MCP's rule), carrying
+                // the envelope every other door gives for it as its `data`.
+                let envelope = benchaudit_comtrade::unknown_tool(&request.name, protocol);
+                return Err(ErrorData::invalid_params(
+                    envelope.error.clone(),
+                    Some(envelope.to_json()),
+                ));
+            }
         };
         Ok(match outcome {
             Ok(value) => CallToolResult::structured(value),
@@ -355,6 +284,19 @@ impl ServerHandler for EpisodeMcp {
         )))
     }
 
+    /// `/mcp` binds its episode to the session `initialize` opens, so it offers only the
+    /// protocol versions that have that handshake: a client probing with `server/discover`
+    /// (the session-less 2026-07-28) is told so and falls back to `initialize`. stdio and
+    /// `/v1/episodes/{id}/mcp` know their episode without a session and serve every version.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        match self.binding {
+            Binding::Session(_) => Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::LATEST_WITH_INITIALIZE,
+            )),
+            Binding::Fixed(_) | Binding::Url => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         tools(Some(SubmissionProtocol::Chunked), self.app.tool_text)
             .into_iter()
@@ -396,7 +338,14 @@ mod tests {
             let expected: &[&str] = match t.name.as_ref() {
                 "get_task_info" => &[],
                 "fetch_page" => &["page", "page_size"],
-                "submit_results" => &["data_jsonl", "record_ids", "metadata_json", "run_log"],
+                "submit_results" => &[
+                    "data_jsonl",
+                    "data",
+                    "record_ids",
+                    "metadata_json",
+                    "metadata",
+                    "run_log",
+                ],
                 "append_results" => &["data_jsonl"],
                 other => panic!("unexpected tool {other}"),
             };
@@ -434,6 +383,33 @@ mod tests {
             .as_str()
             .unwrap_or("");
         assert!(!d.contains("1-based") && !d.contains("Page 0"), "{d}");
+    }
+
+    #[test]
+    fn only_endpoints_that_know_their_episode_offer_the_session_less_protocol() {
+        let app = Arc::new(App::new(crate::store::StoreLimits::default()));
+        let modern = |h: &EpisodeMcp| {
+            h.supported_protocol_versions()
+                .iter()
+                .any(|v| !v.has_initialize())
+        };
+        // /mcp binds its episode at `initialize`: handshake versions only, the newest kept.
+        let session = EpisodeMcp::per_session(Arc::clone(&app));
+        assert!(!modern(&session));
+        assert!(
+            session
+                .supported_protocol_versions()
+                .contains(&ProtocolVersion::LATEST_WITH_INITIALIZE)
+        );
+        assert!(modern(&EpisodeMcp::by_url(Arc::clone(&app))));
+        let slot = app.store.create(
+            benchaudit_comtrade::task("T1_single_page").expect("registry"),
+            1,
+            benchaudit_comtrade::EpisodeOptions::default(),
+            benchaudit_scoring::RewardScorer::F1,
+            None,
+        );
+        assert!(modern(&EpisodeMcp::fixed(app, slot.id)));
     }
 
     #[test]

@@ -92,6 +92,12 @@ fn bad_calls() -> Vec<Bad> {
             args: json!({"page": "1", "page_size": "0"}),
             rest: get("pages/1?page_size=0"),
         },
+        // get_task_info takes no arguments (its schema says additionalProperties false).
+        Bad {
+            tool: "get_task_info",
+            args: json!({"task_id": TASK}),
+            rest: None,
+        },
         // Wrong types on the other tools.
         Bad {
             tool: "submit_results",
@@ -231,31 +237,50 @@ async fn the_same_bad_call_gets_the_same_envelope_and_budget_on_every_door() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_tool_is_the_same_404_envelope_in_process_and_in_mcps_error_data() {
     let fx = Fixture::start(ServerConfig::default()).await;
-    let name = "download_all";
-    let mut episode = Episode::new(task(TASK).unwrap(), 0, EpisodeOptions::default());
-    let local = in_process(&mut episode, name, &json!({}));
-    assert_eq!(
-        (&local["status"], &local["retry"]),
-        (&json!(404), &json!(false))
-    );
-    assert!(
-        local["error"]
-            .as_str()
-            .unwrap()
-            .contains("unknown tool `download_all`")
-    );
+    // A name no episode offers, and append_results outside the chunked protocol: neither is
+    // listed, so neither is callable, and the message lists the protocol's own tools.
+    for (name, submission) in [
+        ("download_all", SubmissionProtocol::Full),
+        ("append_results", SubmissionProtocol::Full),
+        ("append_results", SubmissionProtocol::Ids),
+    ] {
+        let options = EpisodeOptions {
+            submission,
+            ..EpisodeOptions::default()
+        };
+        let mut episode = Episode::new(task(TASK).unwrap(), 0, options);
+        let local = in_process(&mut episode, name, &json!({"data_jsonl": ""}));
+        assert_eq!(
+            (&local["status"], &local["retry"]),
+            (&json!(404), &json!(false))
+        );
+        assert_eq!(
+            local["error"],
+            format!("unknown tool `{name}` (tools: get_task_info, fetch_page, submit_results)")
+        );
 
-    let (_, mcp) = fx.mcp(json!({"task_id": TASK, "seed": 0})).await;
-    let e = mcp
-        .client
-        .call_tool(CallToolRequestParams::new(name).with_arguments(obj(json!({}))))
-        .await
-        .expect_err("a protocol error");
-    let rmcp::ServiceError::McpError(data) = e else {
-        panic!("not an MCP error: {e:?}");
-    };
-    assert_eq!(data.data, Some(local.clone()));
-    assert_eq!(data.message, local["error"].as_str().unwrap());
-    mcp.client.cancel().await.unwrap();
+        let (_, mcp) = fx
+            .mcp(json!({"task_id": TASK, "seed": 0, "submission": submission}))
+            .await;
+        let listed = mcp.client.list_all_tools().await.unwrap();
+        assert!(listed.iter().all(|t| t.name != name), "{name} is listed");
+        let e = mcp
+            .client
+            .call_tool(
+                CallToolRequestParams::new(name).with_arguments(obj(json!({"data_jsonl": ""}))),
+            )
+            .await
+            .expect_err("a protocol error");
+        let rmcp::ServiceError::McpError(data) = e else {
+            panic!("not an MCP error: {e:?}");
+        };
+        assert_eq!(
+            data.data,
+            Some(local.clone()),
+            "{name} under {submission:?}"
+        );
+        assert_eq!(data.message, local["error"].as_str().unwrap());
+        mcp.client.cancel().await.unwrap();
+    }
     fx.shutdown().await;
 }

@@ -251,7 +251,6 @@ fn without_json_objects(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::tool_names;
 
     #[test]
     fn tool_specs_match_the_scaffold_tools_and_describe_every_argument() {
@@ -262,7 +261,7 @@ mod tests {
         ] {
             let specs = tool_specs(protocol, ToolText::Clarified);
             let mut names: Vec<&str> = specs.iter().map(|t| t.name).collect();
-            let mut expected = tool_names(protocol == SubmissionProtocol::Chunked).to_vec();
+            let mut expected = protocol.tool_names().to_vec();
             names.sort_unstable();
             expected.sort_unstable();
             assert_eq!(names, expected, "{protocol:?}");
