@@ -49,7 +49,7 @@ enum Binding {
     Fixed(EpisodeId),
     /// `/v1/episodes/{id}/mcp`: the episode named by each request's URL.
     Url,
-    /// `/mcp`: the episode opened by this session's `initialize`.
+    /// `/mcp`: the episode opened by the session's `initialize`.
     Session(Arc<SessionEpisode>),
 }
 
@@ -266,7 +266,7 @@ impl EpisodeMcp {
         })
     }
 
-    /// `/mcp`: opens this session's episode from the query of the `initialize` request. A
+    /// `/mcp`: opens the session's episode from the query of the `initialize` request. A
     /// later `initialize` on the same session may repeat the same parameters; other ones are
     /// refused (the session keeps its episode).
     fn open_session_episode(&self, extensions: &Extensions) -> Result<(), ErrorData> {
