@@ -35,4 +35,6 @@ pub use protocol::{
 pub use record::{Generator, Record, Row, RowJson, RowWriter, Totals};
 pub use stress::StressConfig;
 pub use submission::Submission;
-pub use task::{FaultFamily, PagingMode, Query, TaskSpec, find_task, select_tasks, task, tasks};
+pub use task::{
+    FaultFamily, PagingMode, Query, TaskSpec, find_task, select_tasks, short_id, task, tasks,
+};

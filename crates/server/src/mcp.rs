@@ -93,8 +93,8 @@ struct NoArgs {}
 struct FetchPageParams {
     /// Page number (its description is replaced by [`ToolText::page_description`]).
     page: i64,
-    /// Rows per page you ask for (1..=1000). Echoed back; the task's own page size is what is
-    /// served. An out-of-range value is rejected with status 422.
+    // One line: schemars keeps a doc comment's line breaks in the description it generates.
+    /// Rows per page you ask for (1..=1000). Echoed back; the task's own page size is what is served. An out-of-range value is rejected with status 422.
     page_size: Option<i64>,
 }
 
@@ -390,6 +390,14 @@ mod tests {
                 assert!(
                     prop["description"].as_str().is_some_and(|d| d.len() > 20),
                     "{}.{name} has no description: {prop}",
+                    t.name
+                );
+                // A doc comment's wrap must not reach the text a model reads (fetch_page's
+                // arguments; the other tools' texts are being moved to one place).
+                assert!(
+                    t.name != "fetch_page"
+                        || !prop["description"].as_str().unwrap_or("").contains('\n'),
+                    "{}.{name}'s description has a line break: {prop}",
                     t.name
                 );
             }
