@@ -300,11 +300,16 @@ fn help_writes_ranges_one_way_and_lists_every_metric() {
     assert!(ranges >= 15, "{ranges} ranges written as A..=B");
     for sub in ["report", "ab"] {
         let short = stdout(&run(&[sub, "-h"]));
-        let mut lines = short
+        // The description (clap may wrap it over several lines, by the terminal's width),
+        // before clap's own "[default: …] [possible values: …]".
+        let text: Vec<&str> = short
             .lines()
-            .skip_while(|l| !l.contains("--metric <METRIC>"));
-        // The description, before clap's own "[default: …] [possible values: …]".
-        let text = lines.nth(1).unwrap().trim();
+            .skip_while(|l| !l.contains("--metric <METRIC>"))
+            .skip(1)
+            .take_while(|l| !l.trim_start().starts_with('-'))
+            .map(str::trim)
+            .collect();
+        let text = text.join(" ");
         let text = &text[..text.find(" [").unwrap_or(text.len())];
         for m in ["f1 (", "judge (", "coverage (", "reward ("] {
             assert!(
