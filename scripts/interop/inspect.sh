@@ -5,9 +5,9 @@
 # PyPI into a venv; everything runs on this machine, no network beyond the package index.
 #
 #   scripts/interop/inspect.sh                       # builds the debug binary first
-#   BENCHAUDIT=target/release/benchaudit VENV=/tmp/ia-venv scripts/interop/inspect.sh
+#   BENCHAUDIT=target/release/benchaudit VENV=$HOME/.cache/ia-venv scripts/interop/inspect.sh
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 INSPECT_VERSION=${INSPECT_VERSION:-0.3.285}
-peer_check "${VENV:-/tmp/benchaudit-inspect-venv}" "inspect-ai==$INSPECT_VERSION" 600 inspect_roundtrip.py
+peer_check "${VENV:-${TMPDIR:-/tmp}/benchaudit-inspect-venv}" "inspect-ai==$INSPECT_VERSION" 600 inspect_roundtrip.py

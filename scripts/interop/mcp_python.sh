@@ -9,13 +9,13 @@
 #   under Python `jsonschema`, schema and server agreeing on every argument.
 #
 #   scripts/interop/mcp_python.sh                      # builds the debug binary first
-#   BENCHAUDIT=target/release/benchaudit VENV=/tmp/mcp-venv scripts/interop/mcp_python.sh
+#   BENCHAUDIT=target/release/benchaudit VENV=$HOME/.cache/mcp-venv scripts/interop/mcp_python.sh
 #
 # Tested with mcp 2.3.0, fastmcp 4.2.3, jsonschema 4.26.0 (the pins below).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
-VENV=${VENV:-/tmp/benchaudit-mcp-venv}
+VENV=${VENV:-${TMPDIR:-/tmp}/benchaudit-mcp-venv}
 peer_venv "$VENV" "mcp==${MCP_VERSION:-2.3.0}" "fastmcp==${FASTMCP_VERSION:-4.2.3}" \
   "jsonschema==${JSONSCHEMA_VERSION:-4.26.0}"
 timeout 300 "$VENV/bin/python" "$ROOT/scripts/interop/mcp_python.py"

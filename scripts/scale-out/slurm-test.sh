@@ -32,7 +32,7 @@ if [[ -z "${BENCHAUDIT:-}" ]]; then
 fi
 BIN=$(cd "$(dirname "$BENCHAUDIT")" && pwd)/$(basename "$BENCHAUDIT")
 
-WORK=$(mktemp -d /tmp/benchaudit-slurm.XXXXXX)
+WORK=$(mktemp -d -t benchaudit-slurm.XXXXXX)
 cleanup() {
   local rc=$?
   for pid in "$WORK/slurmd.pid" "$WORK/slurmctld.pid" "$WORK/munge/munged.pid"; do

@@ -217,8 +217,28 @@ fn preflight_fails_fast_in_one_line_on_a_refusing_or_absent_server() {
     let mut a = build_agents(&["local:smollm2".to_string()], &o)
         .unwrap()
         .remove(0);
+    // What happened, the URL the preflight called, and for a local: model the script that
+    // starts its server.
     let err = a.preflight().unwrap_err().to_string();
-    assert!(err.contains("cannot reach the server"), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "local:smollm2: cannot reach http://127.0.0.1:{port}/v1/models: connection refused \
+             (nothing is listening at that address and port); is the local server running? \
+             scripts/local-llm/start.sh starts llama.cpp's server there (docs/models.md); \
+             --base-url names another server"
+        )
+    );
+    // Another provider gets no local hint.
+    let mut a = build_agents(&["vllm:qwen".to_string()], &o)
+        .unwrap()
+        .remove(0);
+    let err = a.preflight().unwrap_err().to_string();
+    assert!(
+        err.starts_with("vllm:qwen: cannot reach http://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(!err.contains("start.sh"), "{err}");
 }
 
 #[test]

@@ -132,7 +132,7 @@ impl ClaimScope {
             .map(String::as_str)
             .chain(self.excluded.iter().map(|e| e.task.as_str()))
             .collect();
-        let prefix = |t: &str| t.split('_').next().unwrap_or(t).to_string();
+        let prefix = |t: &str| benchaudit_comtrade::short_id(t).to_string();
         let short = |t: &str| {
             let p = prefix(t);
             if all.iter().filter(|u| prefix(u) == p).count() > 1 {

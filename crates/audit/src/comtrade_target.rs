@@ -126,10 +126,11 @@ pub fn ownership_probe(decision: Decision) -> (&'static [RuleKind], &'static [&'
     }
 }
 
+/// The benchmark's name, as the card's heading gives it beside any other target audited.
+pub const NAME: &str = "ComtradeBench";
+
 /// The short id of a task (`T2_multi_page` → `T2`), as check names and captions write it.
-pub fn short_id(task: &str) -> &str {
-    task.split('_').next().unwrap_or(task)
-}
+pub use benchaudit_comtrade::short_id;
 
 /// The decision names the audit uses (the same words as the ownership map).
 pub fn decision_name(d: Decision) -> &'static str {

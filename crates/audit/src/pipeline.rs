@@ -822,6 +822,16 @@ pub struct CallsTargetAudit {
 }
 
 impl AuditReport {
+    /// The name of every target this audit covered, in card order: ComtradeBench, the
+    /// external targets, then the function-call targets. The card's heading is written from
+    /// it, so a target added to the report is named there too.
+    pub fn targets(&self) -> Vec<String> {
+        let mut names = vec![crate::comtrade_target::NAME.to_string()];
+        names.extend(self.external.iter().map(|e| e.card.target.clone()));
+        names.extend(self.calls.iter().map(|c| c.audit.target.clone()));
+        names
+    }
+
     /// Every card: ComtradeBench's configurations, the external targets, then the groups of
     /// every function-call target.
     pub fn cards(&self) -> Vec<Card> {

@@ -105,7 +105,7 @@ pub fn select_tasks(spec: &str) -> Result<Tasks, String> {
 /// `--jobs`, the same flag and default on every subcommand that plays episodes.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct JobsArg {
-    /// Episodes in parallel, 1 to 1 024 [default: the number of cores].
+    /// Episodes in parallel (1..=1024) [default: the number of cores].
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub jobs: Option<usize>,
 }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use benchaudit_comtrade::{TaskSpec, find_task};
+use benchaudit_runs::parse_seed;
 use clap::{Args, Parser, Subcommand};
 
 /// benchaudit: evaluate LLM agents honestly.
@@ -67,8 +68,8 @@ pub struct TruthArgs {
     /// Task id (see `benchaudit tasks`).
     #[arg(long, value_parser = find_task)]
     pub task: &'static TaskSpec,
-    /// Seed.
-    #[arg(long)]
+    /// Seed (0..=18446744073709551615).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
 }
 
@@ -78,8 +79,8 @@ pub struct ScoreArgs {
     /// Task id the submission answers.
     #[arg(long, value_parser = find_task)]
     pub task: &'static TaskSpec,
-    /// Seed of the episode.
-    #[arg(long)]
+    /// Seed of the episode (0..=18446744073709551615).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
     /// Submission directory holding data.jsonl, metadata.json and run.log (any may be missing).
     pub dir: PathBuf,

@@ -51,6 +51,12 @@ fn audit_writes_the_card_and_guards_its_own_numbers() {
         md.contains("| oracle | L1 | retry | skip chosen 0 of 3 | no data | 1.000 | no |"),
         "{md}"
     );
+    how_to_read_defines_every_term(&md);
+    l0_rows_do_not_contradict_each_other(&md, &out.join("audit.json"));
+    assert!(
+        md.contains("Target audited: ComtradeBench. ComtradeBench is benchaudit's own implementation of the benchmark (a self-audit), played by 8 players (the oracle and rule stand-ins that each get one decision wrong), seed 2 per cell. No model is called"),
+        "{md}"
+    );
     for f in ["card.md", "card.json", "audit.json", "report.html"] {
         assert!(out.join(f).is_file(), "{f}");
     }
@@ -99,6 +105,107 @@ fn audit_writes_the_card_and_guards_its_own_numbers() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("0.973 is not in"));
 }
 
+/// The card's "how to read" block (issue 40): each term of the card's rows is defined before
+/// the table, and the repaired card's fail rows beside its claim are explained under it.
+fn how_to_read_defines_every_term(md: &str) {
+    let section = |heading: &str| {
+        let start = md
+            .find(heading)
+            .unwrap_or_else(|| panic!("no {heading}:\n{md}"));
+        let rest = &md[start + heading.len()..];
+        rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+    };
+    let read = section("## How to read this card");
+    let cards_at = md.find("## Cards").unwrap();
+    assert!(
+        md.find("## How to read this card").unwrap() < cards_at,
+        "{md}"
+    );
+    for term in [
+        "**Criterion sensitivity.**",
+        "j(correct) > j(x) + ε",
+        "ε its resolution",
+        "**Ownership, declared vs measured.**",
+        "declares",
+        "measures",
+        "**Non-degeneracy.**",
+        "Var(A) > 0",
+        "E[Y | deviant] ≠ E[Y | not]",
+        "**Replay.**",
+        "**The lattice.**",
+        "model capability",
+        "model–scaffold system performance",
+        "specification compliance",
+        "self-report compliance",
+        "scale-bound",
+        "**Not probed.**",
+        "never counts as a pass",
+    ] {
+        assert!(read.contains(term), "how to read lacks {term}:\n{read}");
+    }
+    // The repaired card licenses model capability beside failing non-degeneracy and
+    // interface rows: the note under the table says why they do not gate the claim.
+    let cards = section("## Cards");
+    assert!(
+        cards.contains("**A non-degeneracy row that fails** judges one player's own choices"),
+        "{cards}"
+    );
+    assert!(
+        cards.contains(
+            "**An interface-confound row that fails** names a defect of the tool interface"
+        ),
+        "{cards}"
+    );
+}
+
+/// The L0 rows agree (issue 40): where the harness owns a decision at a level (as measured in
+/// audit.json), no per-player row credits the player with a choice or a verdict, and the
+/// oracle's L0 score is said to be the harness's.
+fn l0_rows_do_not_contradict_each_other(md: &str, audit_json: &std::path::Path) {
+    let audit: Value = serde_json::from_slice(&std::fs::read(audit_json).unwrap()).unwrap();
+    let harness: Vec<(String, String)> = audit["comtrade"]["ownership"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["measured"] == "harness")
+        .map(|c| {
+            (
+                c["level"].as_str().unwrap().to_string(),
+                c["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        harness.iter().any(|(l, d)| l == "L0" && d == "pagination"),
+        "{harness:?}"
+    );
+    let mut checked = 0;
+    let start = md.find("Non-degeneracy per player").unwrap();
+    let table = &md[start..start + md[start..].find("\n## ").unwrap()];
+    for line in table.lines().filter(|l| l.starts_with("| oracle | L")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let (level, decision) = (cells[1], cells[2]);
+        if harness.iter().any(|(l, d)| l == level && d == decision) {
+            assert!(!line.contains(" chosen "), "credits the player: {line}");
+            assert!(line.ends_with("| not probed (harness-owned) |"), "{line}");
+            checked += 1;
+        } else {
+            assert!(line.contains(" chosen "), "{line}");
+        }
+    }
+    // Every decision at L0, and all but retry at L1.
+    assert_eq!(checked, 9, "{md}");
+    assert!(
+        md.contains("| non-degeneracy at L0: oracle | **not probed**"),
+        "{md}"
+    );
+    assert!(
+        md.lines().any(|l| l.starts_with("The oracle's mean at L0 and L1 is 0.")
+            && l.contains(" and not a perfect score because the harness decides there: its pagination reads each page once")),
+        "{md}"
+    );
+}
+
 #[test]
 fn audit_includes_external_targets() {
     let dir = tempfile::tempdir().unwrap();
@@ -120,6 +227,14 @@ fn audit_includes_external_targets() {
         "{stdout}"
     );
     assert!(stdout.contains("partial benchmark\n  criterion sensitivity: not probed\n  ownership:             not probed"), "{stdout}");
+    // The card's heading names every target audited, not ComtradeBench alone.
+    let md = std::fs::read_to_string(dir.path().join("card.md")).unwrap();
+    assert!(
+        md.contains(
+            "Targets audited: ComtradeBench, toy outcome benchmark, partial benchmark. ComtradeBench is benchaudit's own implementation"
+        ),
+        "{md}"
+    );
     let bad = bin()
         .args(["audit", "--out"])
         .arg(dir.path())

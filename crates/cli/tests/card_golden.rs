@@ -7,7 +7,7 @@
 //!
 //! When an issue deliberately changes the card (the measurement-integrity issue will), update
 //! the golden file from a run of the new binary in the same commit and say why in its message:
-//! `benchaudit audit --out /tmp/card && cp /tmp/card/card.json crates/cli/tests/data/card.json`.
+//! `benchaudit audit --out card-new && cp card-new/card.json crates/cli/tests/data/card.json`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;

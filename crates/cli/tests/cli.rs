@@ -160,3 +160,162 @@ fn tasks_lists_the_registry_and_the_card() {
         card.contains("## Determinism algorithm") && card.contains("Page drift (T6, seeds 0..999)")
     );
 }
+
+/// Issue 40: a short task id is accepted where it is unique; where two tasks share it, the
+/// error names the full ids.
+#[test]
+fn short_task_ids_are_accepted_where_unique() {
+    let short = run(&["truth", "--task", "T3", "--seed", "7"]);
+    let full = run(&["truth", "--task", "T3_duplicates", "--seed", "7"]);
+    assert!(
+        short.status.success(),
+        "{}",
+        String::from_utf8_lossy(&short.stderr)
+    );
+    assert_eq!(short.stdout, full.stdout);
+    let o = run(&["truth", "--task", "T9", "--seed", "7"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: invalid value 'T9' for '--task <TASK>': task `T9` is ambiguous: give the full id, T9_adaptive_adversary or T9_clean_ab\n"
+    );
+}
+
+/// Issue 40: a negative seed is answered about seeds, not with clap's "unexpected argument".
+#[test]
+fn a_negative_seed_gets_a_seeds_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    for (args, flag) in [
+        (
+            vec!["truth", "--task", "T3", "--seed", "-1"],
+            "--seed <SEED>",
+        ),
+        (
+            vec!["run", "--seeds", "-3", "--out", out.to_str().unwrap()],
+            "--seeds <SEEDS>",
+        ),
+        (
+            vec!["audit", "--seeds", "-2", "--out", out.to_str().unwrap()],
+            "--seeds <SEEDS>",
+        ),
+        (vec!["mcp", "--task", "T3", "--seed", "-5"], "--seed <SEED>"),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(
+            err.contains("is negative: a seed is a whole number from 0"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(!out.exists(), "nothing is written for a refused flag");
+}
+
+/// Issue 40: `report --tau` is a threshold on a 0–1 metric, so outside (0, 1] it is refused.
+#[test]
+fn report_tau_outside_zero_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let out = out.to_str().unwrap();
+    let o = run(&[
+        "run", "--policy", "oracle", "--level", "L2", "--task", "T3", "--seeds", "0", "--out", out,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // One episode: the banner says so in the singular.
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("running 1 episode into "),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for tau in ["0", "1.5", "-0.5", "0.9,2"] {
+        let o = run(&["report", out, "--tau", tau]);
+        assert_eq!(o.status.code(), Some(2), "--tau {tau}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("τ must be in (0, 1]"), "--tau {tau}: {err}");
+    }
+    let o = run(&[
+        "report",
+        out,
+        "--tau",
+        "1,0.5",
+        "--out",
+        dir.path().join("rep").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Issue 40: `serve --addr` without a port is answered with the form expected, and a port
+/// already taken is reported once, not its cause twice.
+#[test]
+fn serve_addr_messages_show_the_form_and_state_the_cause_once() {
+    let o = run(&["serve", "--addr", "localhost"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: invalid value 'localhost' for '--addr <ADDR>': `localhost` is not an IP address and port: write e.g. 127.0.0.1:8080 or [::1]:8080\n"
+    );
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = run(&["serve", "--addr", &addr]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(&format!("error: cannot listen on {addr}: ")),
+        "{err}"
+    );
+    let cause = err.trim_end().rsplit(": ").next().unwrap();
+    assert_eq!(
+        err.matches(cause).count(),
+        1,
+        "the cause is repeated: {err}"
+    );
+    drop(taken);
+}
+
+/// Issue 40: every integer range in the help is written one way, as clap's own refusals write
+/// it (`1..=1024`), and `--metric`'s short help names all four metrics.
+#[test]
+fn help_writes_ranges_one_way_and_lists_every_metric() {
+    let worded = regex::Regex::new(r"\b\d[\d ]* to \d").unwrap();
+    let subcommands = [
+        "tasks", "policies", "truth", "score", "run", "merge", "audit", "guard", "ab", "prereg",
+        "report", "serve", "mcp", "export", "import",
+    ];
+    let mut ranges = 0;
+    for sub in subcommands {
+        let help = stdout(&run(&["help", sub]));
+        assert!(!help.is_empty(), "{sub}");
+        for line in help.lines() {
+            assert!(
+                !worded.is_match(line),
+                "`{sub}` writes a range in words: {line}"
+            );
+        }
+        ranges += help.matches("..=").count();
+    }
+    assert!(ranges >= 15, "{ranges} ranges written as A..=B");
+    for sub in ["report", "ab"] {
+        let short = stdout(&run(&[sub, "-h"]));
+        // The description (clap may wrap it over several lines, by the terminal's width),
+        // before clap's own "[default: …] [possible values: …]".
+        let text: Vec<&str> = short
+            .lines()
+            .skip_while(|l| !l.contains("--metric <METRIC>"))
+            .skip(1)
+            .take_while(|l| !l.trim_start().starts_with('-'))
+            .map(str::trim)
+            .collect();
+        let text = text.join(" ");
+        let text = &text[..text.find(" [").unwrap_or(text.len())];
+        for m in ["f1 (", "judge (", "coverage (", "reward ("] {
+            assert!(
+                text.contains(m),
+                "`{sub} -h` --metric does not describe {m}: {text}"
+            );
+        }
+    }
+}

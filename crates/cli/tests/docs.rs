@@ -320,3 +320,107 @@ fn every_console_block_prints_what_the_docs_show() {
     });
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Words of a work diary: a numbered working session ("the twelfth session", "5th session"),
+/// "this session", "sessions one to five", "stop 3", "this stop". The protocol's sessions stay
+/// legal: "a second session opens", "the MCP session", "a closed session 202".
+fn diary() -> regex::Regex {
+    let ordinal = "fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|\
+                   fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|\
+                   [0-9]+(?:st|nd|rd|th)";
+    let counted = "one|two|three|four|five|six|seven|eight|nine|ten|[0-9]+";
+    regex::Regex::new(&format!(
+        r"\b(?:(?:{ordinal})\s+session|the\s+(?:first|second|third)\s+session(?:'s|\s+(?:ran|measured|found|changed|made|took|on|of)\b)|this\s+(?:session|stop)\b|sessions\s+(?:{counted})\s+(?:to|and|through)\b|stop\s+[0-9]+\b)"
+    ))
+    .unwrap()
+}
+
+/// Paths that exist on one machine only: a workspace, a home, a temporary folder, the folder
+/// shared beside a checkout.
+fn machine_path() -> regex::Regex {
+    regex::Regex::new(
+        r"/work/|/root/|/home/[^/\s]+/|/Users/[^/\s]+/|/var/folders/|/tmp/|\.\./shared\b",
+    )
+    .unwrap()
+}
+
+/// Each line of `text` (lowercased for the diary words) that matches, as `line: match`.
+fn tree_findings(text: &str) -> Vec<String> {
+    let (diary, path) = (diary(), machine_path());
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let lower = line.to_lowercase();
+        for m in diary.find_iter(&lower).chain(path.find_iter(line)) {
+            found.push(format!("{}: {}", i + 1, m.as_str()));
+        }
+    }
+    found
+}
+
+#[test]
+fn tree_patterns_catch_a_diary_and_machine_paths_but_not_protocol_sessions() {
+    for bad in [
+        "The twelfth session's quiet half hour",
+        "measured in the 3rd session",
+        "as this session found",
+        "Sessions one to five ran on an Intel host",
+        "Session summary (second wave, this stop).",
+        "before stop 4",
+        "the second session ran the comparison",
+        "RELEASED_MOCK=/work/shared/anchors/released-mock",
+        "--out /tmp/hf",
+        "a copy in ../shared/anchors",
+        "model_path: /root/.cache/x.gguf",
+        "see /home/alice/src",
+    ] {
+        assert!(!tree_findings(bad).is_empty(), "not caught: {bad}");
+    }
+    for good in [
+        "// The cap: a second session opens, a third is refused.",
+        "the episode opened by the session's `initialize`",
+        "The SDK answers a closed session 202",
+        "An MCP session idle for --mcp-session-timeout is closed",
+        "stop the server; the workers stop",
+        "RELEASED_MOCK=$HOME/released-mock scripts/bench/compare.sh",
+        "${TMPDIR:-/tmp}/benchaudit-venv",
+        "target/release/benchaudit serve",
+    ] {
+        assert_eq!(tree_findings(good), Vec::<String>::new(), "{good}");
+    }
+}
+
+/// Docs are a reference, not a diary (issue 40): no tracked file names a numbered working
+/// session or a path of one machine. This file is skipped: it holds the patterns and their
+/// examples.
+#[test]
+fn no_tracked_file_mentions_a_numbered_session_or_a_machine_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .expect("git ls-files (the tree test needs git and a clone)");
+    assert!(out.status.success(), "git ls-files failed: {out:?}");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for name in out.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = PathBuf::from(String::from_utf8_lossy(name).into_owned());
+        if name == Path::new("crates/cli/tests/docs.rs") {
+            continue;
+        }
+        // Binary files (figures, archives) are not text a reader reads.
+        let Ok(text) = std::fs::read_to_string(root.join(&name)) else {
+            continue;
+        };
+        checked += 1;
+        for f in tree_findings(&text) {
+            failures.push(format!("{}:{f}", name.display()));
+        }
+    }
+    assert!(checked > 100, "only {checked} tracked text files found");
+    assert!(
+        failures.is_empty(),
+        "diary words or machine paths:\n{}",
+        failures.join("\n")
+    );
+}

@@ -336,7 +336,7 @@ fn model_setup_errors_are_usage_errors_before_anything_runs() {
         // Issue 13: an unreachable endpoint fails fast, in one line, before the run starts.
         (
             &["--model", "local:x", "--base-url", "http://127.0.0.1:9/v1"],
-            "preflight: local:x at http://127.0.0.1:9/v1/chat/completions: cannot reach the server",
+            "preflight: local:x: cannot reach http://127.0.0.1:9/v1/models: connection refused (nothing is listening at that address and port); is the local server running? scripts/local-llm/start.sh",
         ),
         (
             &[

@@ -37,4 +37,6 @@ pub use record::{Generator, Record, Row, RowJson, RowWriter, Totals};
 pub use schema::{ToolDef, tool_defs};
 pub use stress::StressConfig;
 pub use submission::Submission;
-pub use task::{FaultFamily, PagingMode, Query, TaskSpec, find_task, select_tasks, task, tasks};
+pub use task::{
+    FaultFamily, PagingMode, Query, TaskSpec, find_task, select_tasks, short_id, task, tasks,
+};

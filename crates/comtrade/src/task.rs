@@ -305,15 +305,39 @@ pub fn task(task_id: &str) -> Option<&'static TaskSpec> {
     TASKS.iter().find(|t| t.task_id == task_id)
 }
 
-/// Looks a task up by id, or says which ids exist (a flag's value parser).
+/// The short id of a task id, the part before the first `_` (`T2_multi_page` → `T2`), as
+/// cards and check names write it and the command line accepts it where it is unique.
+pub fn short_id(task_id: &str) -> &str {
+    task_id.split('_').next().unwrap_or(task_id)
+}
+
+/// Looks a task up by its id, or by its short id (`T3`) when exactly one task has it; else
+/// says which ids exist (a flag's value parser). Two tasks share `T9`
+/// (`T9_adaptive_adversary`, `T9_clean_ab`): the message names both.
 ///
 /// # Errors
-/// The unknown id and the list of known ones.
+/// An ambiguous short id with the full ids it stands for, or an unknown id with the list of
+/// known ones.
 pub fn find_task(task_id: &str) -> Result<&'static TaskSpec, String> {
-    task(task_id.trim()).ok_or_else(|| {
-        let ids: Vec<&str> = TASKS.iter().map(|t| t.task_id).collect();
-        format!("unknown task `{task_id}` (known: {})", ids.join(", "))
-    })
+    let id = task_id.trim();
+    if let Some(t) = task(id) {
+        return Ok(t);
+    }
+    let same: Vec<&'static TaskSpec> = TASKS.iter().filter(|t| short_id(t.task_id) == id).collect();
+    match same.as_slice() {
+        [one] => Ok(one),
+        [] => {
+            let ids: Vec<&str> = TASKS.iter().map(|t| t.task_id).collect();
+            Err(format!("unknown task `{id}` (known: {})", ids.join(", ")))
+        }
+        many => {
+            let ids: Vec<&str> = many.iter().map(|t| t.task_id).collect();
+            Err(format!(
+                "task `{id}` is ambiguous: give the full id, {}",
+                ids.join(" or ")
+            ))
+        }
+    }
 }
 
 /// `all`, or comma-separated task ids, in the order given.
@@ -347,6 +371,28 @@ mod tests {
         assert_eq!(
             select_tasks(" T3_duplicates,T1_single_page").map(|t| t[1].task_id),
             Ok("T1_single_page")
+        );
+        // Short ids where they are unique; the full ids where two tasks share one.
+        assert_eq!(find_task("T3").map(|t| t.task_id), Ok("T3_duplicates"));
+        assert_eq!(
+            find_task(" T10 ").map(|t| t.task_id),
+            Ok("T10_constrained_budget")
+        );
+        assert_eq!(
+            select_tasks("T1,T7_totals_trap").map(|t| t.iter().map(|t| t.task_id).collect()),
+            Ok(vec!["T1_single_page", "T7_totals_trap"])
+        );
+        assert_eq!(
+            find_task("T9").map(|t| t.task_id),
+            Err(
+                "task `T9` is ambiguous: give the full id, T9_adaptive_adversary or T9_clean_ab"
+                    .into()
+            )
+        );
+        assert!(
+            find_task("T11")
+                .unwrap_err()
+                .starts_with("unknown task `T11` (known: T1_single_page")
         );
         let e = select_tasks("T1_single_page,nope").unwrap_err();
         assert!(

@@ -9,7 +9,7 @@ use benchaudit_audit::joint::Joint;
 use benchaudit_audit::pipeline::decision_names;
 use benchaudit_audit::probes::ProbeKind;
 use benchaudit_audit::{
-    AuditReport, Card, ComtradeAudit, Configuration, Owner, Suite, solvability,
+    AuditReport, Card, Claim, ComtradeAudit, Configuration, Owner, Status, Suite, solvability,
 };
 use benchaudit_runs::write_atomic;
 use serde_json::json;
@@ -99,6 +99,185 @@ fn figure(caption: String, name: &str, rendered: figures::Rendered) -> Block {
     })
 }
 
+/// What a per-player channel row says where the harness, not the player, owns the decision.
+const HARNESS_OWNED: &str = "not probed (harness-owned)";
+
+/// The seeds of every cell in words: "seeds 0 to 4", "seed 2", "seeds 3, 7".
+fn seeds_label(seeds: &[u64]) -> String {
+    match seeds {
+        [] => "seed 0".into(),
+        [one] => format!("seed {one}"),
+        [first, .., last] if seeds.windows(2).all(|w| w[1] == w[0] + 1) => {
+            format!("seeds {first} to {last}")
+        }
+        _ => {
+            let all: Vec<String> = seeds.iter().map(u64::to_string).collect();
+            format!("seeds {}", all.join(", "))
+        }
+    }
+}
+
+/// The paragraph under the title: every target the report holds (so a target added to the
+/// audit is named), then who played ComtradeBench and on which seeds.
+fn intro(report: &AuditReport) -> String {
+    let a = &report.comtrade;
+    let targets = report.targets();
+    let models: Vec<&str> = a
+        .players
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.parse::<benchaudit_agents::RuleKind>().is_err())
+        .collect();
+    let who = if models.is_empty() {
+        "the oracle and rule stand-ins that each get one decision wrong".to_string()
+    } else {
+        format!(
+            "the oracle, rule stand-ins that each get one decision wrong, and {}",
+            models.join(", ")
+        )
+    };
+    let key = if models.is_empty() {
+        " No model is called, so the audit needs no key."
+    } else {
+        ""
+    };
+    format!(
+        "{} audited: {}. ComtradeBench is benchaudit's own implementation of the benchmark (a self-audit), played by {} players ({who}), {} per cell.{key} Every number below is in audit.json.",
+        if targets.len() == 1 {
+            "Target"
+        } else {
+            "Targets"
+        },
+        targets.join(", "),
+        a.players.len(),
+        seeds_label(&a.seeds),
+    )
+}
+
+/// "How to read this card": each term of the card's rows, defined where a reader meets it.
+fn how_to_read() -> Block {
+    Block::List(vec![
+        "**Cards.** One column per target configuration; each row is a check with its verdict (pass, fail or not probed) and the evidence behind it.".into(),
+        "**Criterion sensitivity.** Does the scorer fall when the work is worse? Forged submissions of known ground-truth quality (the truth, a fabricated set, an empty set, duplicates kept, …) are scored. The row passes when j(correct) > j(x) + ε for every forgery x of lower quality, where j is the scorer and ε its resolution (the smallest score difference it expresses); a tie or an inversion fails it. The scorer kind is outcome when it passes and shape when well-formed but wrong work scores like the truth.".into(),
+        "**Ownership, declared vs measured.** The scaffold declares who makes each decision (retry or skip a fault, dedup, drop totals rows, pagination, submission) at each level: the model or the harness. The audit measures it by intervention: it swaps the oracle for the stand-in wrong on exactly that decision and compares their submitted payloads; if nothing changes, the harness made the decision, whatever the declaration says. Ownership completeness passes when the model owns every decision the benchmark claims to measure and each one moves ground-truth F1 in calibration.".into(),
+        "**Non-degeneracy.** A decision tells something about a player only if the player varies it, Var(A) > 0 (A: the deviant action was taken), and the outcome differs between the two choices, E[Y | deviant] ≠ E[Y | not] (Y: ground-truth F1). It is judged per player, on that player's own episodes, and only for decisions the player owns at that level.".into(),
+        "**Replay.** Playing the same task, seed, player and options again gives the same record, byte for byte outside timing; a model is replayed from its recorded provider responses, never asked twice.".into(),
+        "**The lattice.** From criterion sensitivity, ownership completeness and replay the card licenses at most one claim, strongest first: model capability (all pass), model–scaffold system performance (ownership fails), specification compliance (the scorer checks a specification; ownership not probed), self-report compliance (the scorer checks only the submission's shape and its self-report), or none. A claim may hold on some tasks only: a scale-bound task cannot be solved within the output budget by re-emitting its records, so it is excluded.".into(),
+        "**Not probed.** The audit could not test the condition: a target's hook is missing or failed, or there is nothing to measure (the harness owns every decision at that level). Not probed never counts as a pass and never licenses a claim.".into(),
+        "**Rows beside the lattice.** The per-player non-degeneracy rows and the interface-confound row are evidence next to the three cells the lattice reads, never inputs to it; where one fails beside a claim, the note under the table says why the claim stands.".into(),
+    ])
+}
+
+/// Why a fail in a row beside the lattice leaves a card's licensed claim standing, for the
+/// rows that fail next to a claim.
+fn beside_the_lattice(cards: &[Card]) -> Option<Block> {
+    let claimed = |c: &&Card| c.licensed_claim != Claim::None;
+    let degenerate = cards.iter().filter(claimed).any(|c| {
+        c.non_degeneracy
+            .iter()
+            .any(|v| v.verdict.status == Status::Fail)
+    });
+    let confounded = cards.iter().filter(claimed).any(|c| {
+        c.interface
+            .as_ref()
+            .is_some_and(|i| i.status == Status::Fail)
+    });
+    if !degenerate && !confounded {
+        return None;
+    }
+    let mut items = Vec::new();
+    if degenerate {
+        items.push("**A non-degeneracy row that fails** judges one player's own choices, not what the score measures. The oracle is deterministic and right on every decision, so it never varies a choice and its rows fail by construction; no single reference policy can show variation, so counting its rows would turn the model-capability claim of every key-free audit, of any benchmark, into model–scaffold system performance. The ownership cell rests instead on calibration: a stand-in that deviates on each decision moves ground-truth F1. For a model added with `--model`, its own row says whether its choices varied and mattered in these episodes: read it beside the claim.".to_string());
+    }
+    if confounded {
+        items.push("**An interface-confound row that fails** names a defect of the tool interface the configuration ships with: a rejected call answers `retry: true` though repeating it can never succeed, so an agent that trusts the flag loses the episode (the `strict` interface answers `retry: false`). It is not a fact about the scorer or about who owns a decision, so the claim stands; but a model's low score under this interface may be the interface's.".to_string());
+    }
+    Some(Block::List(items))
+}
+
+/// Whether the harness, as measured, owns `decision` at `level`.
+fn harness_owns(a: &ComtradeAudit, level: &str, decision: &str) -> bool {
+    a.ownership
+        .iter()
+        .any(|c| c.level == level && c.decision == decision && c.measured == Owner::Harness)
+}
+
+/// Where the reliability table shows the oracle below 1 at a level the harness owns: whose
+/// score that is. The harness's decisions (at L0, every one) are the same for every player,
+/// so what they lose shows in every player's mean, the oracle's included.
+fn harness_scores_note(a: &ComtradeAudit) -> Option<String> {
+    const ORACLE: &str = "oracle";
+    let mean = |level: &str| {
+        a.reliability
+            .iter()
+            .find(|r| r.player == ORACLE && r.level == level)
+            .map(|r| r.summary.mean)
+    };
+    let l0 = mean("L0")?;
+    if l0 >= 1.0 - 1e-12 {
+        return None;
+    }
+    let chans = a
+        .channels
+        .iter()
+        .find(|c| c.player == ORACLE && c.level == "L0")?;
+    let causes: Vec<String> = chans
+        .channels
+        .iter()
+        .filter(|c| c.deviant > 0 && harness_owns(a, "L0", &c.decision))
+        .map(|c| {
+            let what = if c.decision == "pagination" {
+                "its pagination reads each page once and does not re-fetch a page that drifted between reads, so it collects an incomplete set".to_string()
+            } else {
+                format!(
+                    "its {} decision takes the deviant action ({})",
+                    c.decision,
+                    benchaudit_audit::ownership::deviant_action(&c.decision)
+                )
+            };
+            format!(
+                "{what} in {} of the oracle's {} L0 episodes (mean ground-truth F1 {} in them)",
+                c.deviant,
+                c.episodes,
+                num_or_no_data(c.mean_y.0)
+            )
+        })
+        .collect();
+    if causes.is_empty() {
+        return None;
+    }
+    let shared = a
+        .reliability
+        .iter()
+        .filter(|r| r.level == "L0")
+        .all(|r| (r.summary.mean - l0).abs() < 1e-12);
+    // L1 leaves only the retry decision to the player: the harness's other decisions, and
+    // what they lose, are the same there.
+    let also_l1 = mean("L1").is_some_and(|m| (m - l0).abs() < 1e-12)
+        && chans
+            .channels
+            .iter()
+            .filter(|c| c.deviant > 0)
+            .all(|c| !harness_owns(a, "L0", &c.decision) || harness_owns(a, "L1", &c.decision));
+    let l2 = mean("L2").map_or(String::new(), |m| {
+        format!(
+            " At L2, where the oracle makes these decisions itself, its mean is {}.",
+            f3(m)
+        )
+    });
+    Some(format!(
+        "The oracle's mean at L0{} is {} and not a perfect score because the harness decides there: {}. That score is the harness's, not the oracle's{}.{l2}",
+        if also_l1 { " and L1" } else { "" },
+        f3(l0),
+        causes.join("; "),
+        if shared {
+            ", and at L0 every player shares it"
+        } else {
+            ""
+        },
+    ))
+}
+
 /// The blocks of the card document (card.md and report.html), figures drawn into
 /// `out/figures`.
 fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>> {
@@ -107,11 +286,9 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     let fig_dir = out.join(FIGURE_DIR);
     let mut b = vec![
         Block::Heading(1, "BenchAudit validity card".into()),
-        Block::Paragraph(format!(
-            "Key-free self-audit of ComtradeBench: {} players (the oracle and rule stand-ins that each get one decision wrong), seeds 0 to {} per cell. Every number below is in audit.json.",
-            a.players.len(),
-            a.seeds.last().copied().unwrap_or(0)
-        )),
+        Block::Paragraph(intro(report)),
+        Block::Heading(2, "How to read this card".into()),
+        how_to_read(),
         Block::Heading(2, "Cards".into()),
     ];
     let mut head = vec![String::new()];
@@ -174,6 +351,9 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
         c.interface.as_ref().map_or_else(|| "-".into(), status_md)
     }));
     b.push(table(head, rows));
+    if let Some(why) = beside_the_lattice(cards) {
+        b.push(why);
+    }
     b.push(Block::Heading(2, "Oracle checks".into()));
     b.push(table(
         vec![
@@ -402,17 +582,30 @@ fn ownership_blocks(a: &ComtradeAudit, cards: &[Card]) -> Vec<Block> {
     {
         for c in &pc.channels {
             let action = benchaudit_audit::ownership::deviant_action(&c.decision);
-            let deviant = format!("{action} chosen {} of {}", c.deviant, c.episodes);
-            let leading = vec![
-                pc.player.clone(),
-                pc.level.clone(),
-                c.decision.clone(),
-                deviant,
-            ];
-            rows.push(channel_row(leading, c));
+            let leading = |deviant: String| {
+                vec![
+                    pc.player.clone(),
+                    pc.level.clone(),
+                    c.decision.clone(),
+                    deviant,
+                ]
+            };
+            if harness_owns(a, &pc.level, &c.decision) {
+                // What the harness did is not the player's choice: no verdict on the player.
+                let mut row = leading(format!(
+                    "{action} by the harness in {} of {}",
+                    c.deviant, c.episodes
+                ));
+                row.extend([num_or_no_data(c.mean_y.0), num_or_no_data(c.mean_y.1)]);
+                row.push(HARNESS_OWNED.into());
+                rows.push(row);
+            } else {
+                let deviant = format!("{action} chosen {} of {}", c.deviant, c.episodes);
+                rows.push(channel_row(leading(deviant), c));
+            }
         }
     }
-    b.push(Block::Paragraph("Non-degeneracy per player, on that player's own episodes only (Var(A) > 0 and E[Y | deviant] ≠ E[Y | not]): the oracle, the rule target's player, and every model; never the stand-ins built to deviate.".into()));
+    b.push(Block::Paragraph(format!("Non-degeneracy per player, on that player's own episodes only (Var(A) > 0 and E[Y | deviant] ≠ E[Y | not]): the oracle, the rule target's player, and every model; never the stand-ins built to deviate. Where the harness owns a decision at a level (as measured above), its rows show what the harness did, which is not the player's choice: they read \"{HARNESS_OWNED}\".")));
     b.push(table(
         vec![
             "player".into(),
@@ -485,6 +678,9 @@ fn reliability_blocks(a: &ComtradeAudit, suite: &Suite, fig_dir: &Path) -> Resul
             })
             .collect(),
     ));
+    if let Some(note) = harness_scores_note(a) {
+        b.push(Block::Paragraph(note));
+    }
     let players = &a.players;
     let value = |p: &str, l: &str| {
         a.reliability

@@ -15,8 +15,8 @@ use benchaudit_audit::joint::Joint;
 use crate::error::Result;
 use crate::figures::{
     self, DegradationData, DegradationPoint, DegradationSeries, ForestData, ForestRow, HeatmapData,
-    JointPanelData, JointSeries, ProbeBarsData, Rendered, ScaffoldingData, SpectrumData,
-    SpectrumRow,
+    JointPanelData, JointSeries, PassKData, PassKPanel, ProbeBarsData, Rendered, ScaffoldingData,
+    SpectrumData, SpectrumRow,
 };
 use crate::model::{CompareStats, FigureInfo, PairedRow, PooledStats, RunStats};
 
@@ -346,54 +346,41 @@ pub fn run_figures(stats: &RunStats, out: &Path) -> Result<Vec<Written>> {
     Ok(figs)
 }
 
-/// pass@k and pass^k over k per condition, pooled over tasks
-/// with their CIs; the dots of a pass^k line are its tasks' own values.
+/// pass@k and pass^k over k, one panel per condition, pooled over tasks with their CIs; the
+/// dots of a panel are its tasks' own pass^k.
 fn pass_k_figure(p: &crate::model::PassKSection, level: f64, dir: &Path) -> Result<Written> {
     let title = format!("pass@k and pass^k (success: metric ≥ {})", p.threshold);
-    let mut series = Vec::new();
-    for r in &p.rows {
-        let name = format!("{} {}", r.label, r.condition.level);
-        let point = |k: u64, ci: &benchaudit_stats::BootstrapCi| DegradationPoint {
-            dose: k as f64,
-            mean: ci.estimate,
-            lo: ci.lo,
-            hi: ci.hi,
-        };
-        series.push(DegradationSeries {
-            label: format!("{name} pass@k"),
-            points: r
-                .curve
-                .pooled
-                .iter()
+    let point = |k: u64, ci: &benchaudit_stats::BootstrapCi| DegradationPoint {
+        dose: k as f64,
+        mean: ci.estimate,
+        lo: ci.lo,
+        hi: ci.hi,
+    };
+    let panels = p
+        .rows
+        .iter()
+        .map(|r| PassKPanel {
+            label: format!("{} {}", r.label, r.condition.level),
+            at_k: (r.curve.pooled.iter())
                 .map(|q| point(q.k, &q.pass_at_k))
                 .collect(),
-            seeds: Vec::new(),
-        });
-        series.push(DegradationSeries {
-            label: format!("{name} pass^k"),
-            points: r
-                .curve
-                .pooled
-                .iter()
+            hat_k: (r.curve.pooled.iter())
                 .map(|q| point(q.k, &q.pass_hat_k))
                 .collect(),
-            seeds: r
-                .curve
-                .tasks
-                .iter()
+            tasks: (r.curve.tasks.iter())
                 .flat_map(|t| t.points.iter().map(|q| (q.k as f64, q.pass_hat_k)))
                 .collect(),
-        });
-    }
-    let data = DegradationData {
+        })
+        .collect();
+    let data = PassKData {
         title: title.clone(),
-        x_label: "k (trials)".to_string(),
-        y_label: "probability".to_string(),
         note: format!(
-            "line = mean over tasks, band = {:.0}% stratified bootstrap CI, dots = tasks (pass^k)",
+            "line = mean over tasks, band = {:.0}% stratified bootstrap CI, dots = each task's pass^k",
             level * 100.0
         ),
-        series,
+        x_label: "k (trials)".to_string(),
+        y_label: "probability".to_string(),
+        panels,
     };
     Ok(written(
         "passk",

@@ -66,15 +66,26 @@ impl Progress {
                 String::new()
             };
             lines.push(format!(
-                "resuming {out}: {recorded} episodes already recorded, {to_run} to run{retried}"
+                "resuming {out}: {} already recorded, {to_run} to run{retried}",
+                episodes(recorded)
             ));
         }
         if to_run > 0 {
             lines.push(format!(
-                "running {to_run} episodes into {out} (Ctrl-C stops it; the same command resumes)"
+                "running {} into {out} (Ctrl-C stops it; the same command resumes)",
+                episodes(to_run)
             ));
         }
         lines
+    }
+}
+
+/// "1 episode", "3 episodes".
+fn episodes(n: usize) -> String {
+    if n == 1 {
+        "1 episode".into()
+    } else {
+        format!("{n} episodes")
     }
 }
 
@@ -260,6 +271,19 @@ mod tests {
             discarded_torn_line: false,
         };
         assert!(fresh.started_lines(std::path::Path::new("x")).is_empty());
+        let one = Progress::Started {
+            recorded: 1,
+            to_run: 1,
+            retrying: 0,
+            discarded_torn_line: false,
+        };
+        assert_eq!(
+            one.started_lines(std::path::Path::new("runs/b")),
+            [
+                "resuming runs/b: 1 episode already recorded, 1 to run",
+                "running 1 episode into runs/b (Ctrl-C stops it; the same command resumes)",
+            ]
+        );
         let tick = Progress::Recorded { done: 1, total: 2 };
         assert!(tick.started_lines(std::path::Path::new("x")).is_empty());
     }

@@ -81,5 +81,5 @@ pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};
 pub use player::Player;
 pub use runner::{Flow, SideTask, collect, run_all, run_jobs, run_jobs_beside};
-pub use seeds::{SeedSet, format_seeds, parse_seeds};
+pub use seeds::{SeedSet, format_seeds, parse_seed, parse_seeds};
 pub use shard::{Shard, ShardRun};

@@ -30,11 +30,7 @@ pub const MAX_RANGE: u64 = 1_000_000;
 pub fn parse_seeds(spec: &str) -> Result<Vec<u64>, String> {
     let mut out = std::collections::BTreeSet::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let num = |s: &str| {
-            s.trim()
-                .parse::<u64>()
-                .map_err(|_| format!("`{s}` is not a seed"))
-        };
+        let num = parse_seed;
         if let Some((a, n)) = part.split_once('+') {
             let (a, n) = (num(a)?, num(n)?);
             if n == 0 {
@@ -74,6 +70,29 @@ pub fn parse_seeds(spec: &str) -> Result<Vec<u64>, String> {
         return Err("no seeds".into());
     }
     Ok(out.into_iter().collect())
+}
+
+/// Parses one seed: a whole number from 0 to 2⁶⁴ − 1 (`--seed`, and each bound of a seed set).
+///
+/// # Errors
+/// What the text is instead, a negative number named as such.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    t.parse::<u64>().map_err(|_| {
+        if t.strip_prefix('-')
+            .is_some_and(|n| n.parse::<u64>().is_ok())
+        {
+            format!(
+                "`{t}` is negative: a seed is a whole number from 0 to {}",
+                u64::MAX
+            )
+        } else {
+            format!(
+                "`{t}` is not a seed: a seed is a whole number from 0 to {}",
+                u64::MAX
+            )
+        }
+    })
 }
 
 /// Writes a seed set back compactly: runs of consecutive seeds as inclusive ranges

@@ -91,8 +91,9 @@ use crate::metrics::inc;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
-    /// The address could not be bound (in use, not permitted, not local).
-    #[error("cannot listen on {addr}: {source}")]
+    /// The address could not be bound (in use, not permitted, not local). The OS error is
+    /// the source, not repeated in the message, so a printed chain states it once.
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
@@ -106,7 +107,7 @@ pub enum ServeError {
     #[error("cannot start the async runtime: {0}")]
     Runtime(io::Error),
     /// The HTTP server stopped on an IO error.
-    #[error("server error: {0}")]
+    #[error("server error")]
     Io(#[from] io::Error),
     /// The MCP session over stdio could not start or failed.
     #[error("MCP over stdio: {0}")]

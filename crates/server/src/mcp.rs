@@ -51,7 +51,7 @@ enum Binding {
     Fixed(EpisodeId),
     /// `/v1/episodes/{id}/mcp`: the episode named by each request's URL.
     Url,
-    /// `/mcp`: the episode opened by this session's `initialize`.
+    /// `/mcp`: the episode opened by the session's `initialize`.
     Session(Arc<SessionEpisode>),
 }
 
@@ -195,7 +195,7 @@ impl EpisodeMcp {
         })
     }
 
-    /// `/mcp`: opens this session's episode from the query of the `initialize` request. A
+    /// `/mcp`: opens the session's episode from the query of the `initialize` request. A
     /// later `initialize` on the same session may repeat the same parameters; other ones are
     /// refused (the session keeps its episode).
     fn open_session_episode(&self, extensions: &Extensions) -> Result<(), ErrorData> {
@@ -332,6 +332,14 @@ mod tests {
                 assert!(
                     prop["description"].as_str().is_some_and(|d| d.len() > 20),
                     "{}.{name} has no description: {prop}",
+                    t.name
+                );
+                // A doc comment's wrap must not reach the text a model reads (fetch_page's
+                // arguments; the other tools' texts are being moved to one place).
+                assert!(
+                    t.name != "fetch_page"
+                        || !prop["description"].as_str().unwrap_or("").contains('\n'),
+                    "{}.{name}'s description has a line break: {prop}",
                     t.name
                 );
             }

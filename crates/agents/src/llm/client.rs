@@ -380,12 +380,73 @@ pub enum ClientError {
         /// The provider's message, truncated.
         message: String,
     },
-    /// The server could not be reached at all (preflight).
-    #[error("cannot reach the server: {0}")]
-    Unreachable(String),
+    /// The server could not be reached at all (preflight): the URL the request went to and
+    /// what happened, in words (connection refused, timed out, DNS lookup failed).
+    #[error("cannot reach {url}: {cause}")]
+    Unreachable {
+        /// The URL called (the preflight's `…/models`).
+        url: String,
+        /// What happened.
+        cause: String,
+    },
     /// The HTTP client could not be built.
     #[error("could not set up the HTTP client: {0}")]
     Setup(String),
+}
+
+/// How long the preflight waits for each of its requests.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What went wrong with a request that got no answer, in the words a user acts on: the
+/// connection was refused (nothing listens there), the request timed out, or the host name
+/// did not resolve; anything else with its whole cause chain (the URL left out: the caller
+/// names it).
+fn unreachable_cause(e: &reqwest::Error) -> String {
+    let mut chain = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        chain.push(cause.to_string());
+        source = cause.source();
+    }
+    let io_kind = |kind: std::io::ErrorKind| {
+        let mut source = std::error::Error::source(e);
+        while let Some(cause) = source {
+            if cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == kind)
+            {
+                return true;
+            }
+            source = cause.source();
+        }
+        false
+    };
+    let said = |words: &[&str]| {
+        chain
+            .iter()
+            .any(|c| words.iter().any(|w| c.to_lowercase().contains(w)))
+    };
+    if e.is_timeout() || io_kind(std::io::ErrorKind::TimedOut) {
+        format!(
+            "timed out after {} s (the server accepted no connection or sent no answer)",
+            PREFLIGHT_TIMEOUT.as_secs()
+        )
+    } else if io_kind(std::io::ErrorKind::ConnectionRefused) || said(&["connection refused"]) {
+        "connection refused (nothing is listening at that address and port)".into()
+    } else if said(&[
+        "dns error",
+        "failed to lookup address",
+        "name or service not known",
+    ]) {
+        format!(
+            "DNS lookup failed (the host name does not resolve): {}",
+            chain.last().map_or("", String::as_str)
+        )
+    } else if chain.is_empty() {
+        "the request failed without a cause".into()
+    } else {
+        chain.join(": ")
+    }
 }
 
 /// A blocking OpenAI-compatible chat-completions client. Cheap to share: wrap it in an `Arc`.
@@ -508,15 +569,18 @@ impl ChatClient {
     }
 
     fn get(&self, url: &str) -> Result<(u16, String), ClientError> {
-        let mut req = self.http.get(url).timeout(Duration::from_secs(30));
+        let mut req = self.http.get(url).timeout(PREFLIGHT_TIMEOUT);
         if let Some(k) = &self.key {
             req = req.bearer_auth(k.expose());
         }
-        let resp = req
-            .send()
-            .map_err(|e| ClientError::Unreachable(self.scrub(&e.without_url().to_string())))?;
+        let unreachable = |cause: String| ClientError::Unreachable {
+            url: url.to_string(),
+            cause: self.scrub(&cause),
+        };
+        let resp = req.send().map_err(|e| unreachable(unreachable_cause(&e)))?;
         let status = resp.status().as_u16();
-        let text = read_bounded(resp).map_err(|e| ClientError::Unreachable(e.to_string()))?;
+        let text =
+            read_bounded(resp).map_err(|e| unreachable(format!("reading the answer: {e}")))?;
         Ok((status, self.scrub(&text)))
     }
 
@@ -525,11 +589,12 @@ impl ChatClient {
     /// `/props` (build, model file, context size) where the server is llama.cpp, and the model
     /// file's SHA-256 when it is on this machine.
     pub fn preflight(&self) -> Result<ServerInfo, ClientError> {
-        let (status, text) = self.get(&format!("{}/models", self.base()))?;
+        let models = format!("{}/models", self.base());
+        let (status, text) = self.get(&models)?;
         if !(200..300).contains(&status) {
             return Err(ClientError::Rejected {
                 status,
-                message: format!("GET /models: {}", error_message(&text)),
+                message: format!("GET {models}: {}", error_message(&text)),
             });
         }
         let listed: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -758,6 +823,40 @@ impl ChatClient {
 mod tests {
     use super::*;
     use reqwest::header::{HeaderMap, HeaderValue};
+
+    /// The error of one GET with a short timeout and no proxy.
+    fn failed_get(url: &str) -> reqwest::Error {
+        let client = reqwest::blocking::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_millis(300))
+            .build()
+            .expect("test setup");
+        client.get(url).send().expect_err("nothing answers there")
+    }
+
+    #[test]
+    fn an_unreachable_server_is_named_by_what_happened() {
+        // Refused: a port nothing listens on.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("test setup");
+            l.local_addr().expect("test setup").port()
+        };
+        let refused = unreachable_cause(&failed_get(&format!("http://127.0.0.1:{port}/v1/models")));
+        assert!(refused.starts_with("connection refused"), "{refused}");
+        // Timed out: a listener that takes the connection (the kernel's backlog) and never
+        // answers.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("test setup");
+        let url = format!(
+            "http://{}/v1/models",
+            silent.local_addr().expect("test setup")
+        );
+        let timed_out = unreachable_cause(&failed_get(&url));
+        assert!(timed_out.starts_with("timed out after 30 s"), "{timed_out}");
+        // A host name that does not resolve (.invalid never does, RFC 6761).
+        let dns = unreachable_cause(&failed_get("http://benchaudit-test.invalid/v1/models"));
+        assert!(dns.starts_with("DNS lookup failed"), "{dns}");
+        drop(silent);
+    }
 
     #[test]
     fn backoff_doubles_is_jittered_capped_and_honours_retry_after() {

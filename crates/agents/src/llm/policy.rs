@@ -71,6 +71,10 @@ impl LlmAgent {
         let info = self.client.preflight().map_err(|e| AgentError::Preflight {
             model: self.config.name.clone(),
             endpoint: self.client.endpoint().to_string(),
+            hint: match &e {
+                ClientError::Unreachable { .. } if self.config.provider == "local" => LOCAL_HINT,
+                _ => "",
+            },
             error: e,
         })?;
         let config = Arc::make_mut(&mut self.config);
@@ -116,17 +120,24 @@ pub enum AgentError {
     /// The HTTP client could not be built.
     #[error(transparent)]
     Client(#[from] ClientError),
-    /// The preflight request failed: nothing has run.
-    #[error("{model} at {endpoint}: {error}")]
+    /// The preflight request failed: nothing has run. The error names the URL it called.
+    #[error("{model}: {error}{hint}")]
     Preflight {
         /// `provider:model`.
         model: String,
-        /// Where the requests would go.
+        /// Where the chat requests would go.
         endpoint: String,
         /// What the server answered, or why it could not be reached.
         error: ClientError,
+        /// What to do about it, when there is something to say (empty otherwise).
+        hint: &'static str,
     },
 }
+
+/// Said when a `local:` model's server cannot be reached: the server it expects is the one the
+/// repository's script starts.
+const LOCAL_HINT: &str = "; is the local server running? scripts/local-llm/start.sh starts \
+     llama.cpp's server there (docs/models.md); --base-url names another server";
 
 /// Preflights every agent ([`LlmAgent::preflight`]), one request set per endpoint: agents that
 /// share a client share what it learnt.
@@ -346,7 +357,7 @@ impl LlmPolicy {
                     ClientError::Rejected { .. } | ClientError::Setup(_) => {
                         PolicyError::Fatal(format!("{name}: {e}"))
                     }
-                    ClientError::Exhausted { .. } | ClientError::Unreachable(_) => {
+                    ClientError::Exhausted { .. } | ClientError::Unreachable { .. } => {
                         PolicyError::Infra(format!("{name}: {e}"))
                     }
                 };

@@ -29,14 +29,14 @@ pub struct AbArgs {
     #[arg(long, value_enum, default_value = "matched-mean")]
     pub design: DesignArg,
     /// Request quota: requests allowed per episode, enforced by the stress engine (quota
-    /// design; optional for degradation), 1 to 100 000.
+    /// design; optional for degradation) (1..=100000).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub quota: Option<u32>,
-    /// Requests removed by the squeeze (quota design), 0 to 10 000.
+    /// Requests removed by the squeeze (quota design) (0..=10000).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub squeeze: u32,
-    /// Post-squeeze slacks to sweep (quota = pages + squeeze + slack), e.g. 0,1,2,4; each 0 to
-    /// 10 000.
+    /// Post-squeeze slacks to sweep (quota = pages + squeeze + slack), e.g. 0,1,2,4; each
+    /// (0..=10000).
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub slack_sweep: Vec<u32>,
     /// Substrate task.
@@ -44,13 +44,14 @@ pub struct AbArgs {
     pub task: &'static TaskSpec,
     /// Seeds (pairs share a seed): `0..19` (inclusive), `0+20`, `0..<20`, `3`, or a
     /// comma-separated mix.
-    #[arg(long, default_value = "0..19")]
+    #[arg(long, default_value = "0..19", allow_negative_numbers = true)]
     pub seeds: SeedSet,
     /// The declared calibration seeds: the constant arm's level is the escalating arm's
     /// realised mean over these (always-retry simulation), whatever --seeds is.
-    #[arg(long, default_value = benchaudit_runs::DEFAULT_CALIBRATION)]
+    #[arg(long, default_value = benchaudit_runs::DEFAULT_CALIBRATION, allow_negative_numbers = true)]
     pub calibration_seeds: SeedSet,
-    /// Outcome metric (default: coverage at L0/L1, F1 at L2).
+    /// Outcome metric: f1 (ground-truth F1), judge (the legacy judge on 0–1), coverage (L1
+    /// coverage) or reward (the episode's reward) [default: coverage at L0/L1, f1 at L2].
     #[arg(long, value_enum)]
     pub metric: Option<MetricArg>,
     /// Run directory.
@@ -59,7 +60,7 @@ pub struct AbArgs {
     #[command(flatten)]
     pub jobs: JobsArg,
     /// Seed of the bootstrap and permutation streams.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = benchaudit_runs::parse_seed)]
     pub stats_seed: u64,
     /// Bootstrap replicates B.
     #[arg(long, default_value_t = benchaudit_runs::DEFAULT_RESAMPLES, value_parser = benchaudit_report::compute::parse_resamples)]

@@ -25,8 +25,8 @@ pub struct AuditArgs {
     #[arg(long, default_value = "benchaudit-audit")]
     pub out: PathBuf,
     /// Seeds of every cell: `0..4` (inclusive), `0+5` (five seeds from 0), `0..<5`, `3`, or a
-    /// comma-separated mix; at most 1 000 seeds.
-    #[arg(long, default_value = "0..4")]
+    /// comma-separated mix; at most 1000 seeds.
+    #[arg(long, default_value = "0..4", allow_negative_numbers = true)]
     pub seeds: SeedSet,
     #[command(flatten)]
     pub jobs: JobsArg,

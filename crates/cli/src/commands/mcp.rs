@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use benchaudit_comtrade::{EpisodeOptions, TaskSpec, find_task};
+use benchaudit_runs::parse_seed;
 use clap::Args;
 
 use crate::args::{InterfaceArg, RewardArg, SubmissionArg};
@@ -15,7 +16,7 @@ pub struct McpArgs {
     #[arg(long, value_parser = find_task)]
     pub task: &'static TaskSpec,
     /// Seed (0..=18446744073709551615).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
     /// Argument-error envelope.
     #[arg(long, value_enum, default_value = "legacy")]
@@ -23,8 +24,8 @@ pub struct McpArgs {
     /// Submission protocol.
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
-    /// Request quota: requests allowed in the episode, overriding the task's budget, 0 to
-    /// 1 000 000 (as `run --quota`).
+    /// Request quota: requests allowed in the episode, overriding the task's budget
+    /// (0..=1000000), as `run --quota`.
     #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_requests: Option<u32>,
     /// Primary scorer giving the submission's `reward` (both are always reported).

@@ -7,11 +7,12 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use benchaudit_report::compute::{parse_alpha, parse_resamples, parse_tau};
+use benchaudit_report::compute::{parse_alpha, parse_resamples, parse_tau, parse_threshold};
 use benchaudit_report::cost::PriceTable;
 use benchaudit_report::{
     Options, default_metric, load_run, write_loaded_compare, write_loaded_report,
 };
+use benchaudit_runs::parse_seed;
 
 use crate::UsageError;
 use crate::args::MetricArg;
@@ -30,25 +31,26 @@ pub struct ReportArgs {
     /// RUN_B/compare-report/METRIC], so a report on another metric never overwrites one.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Per-episode metric: ground-truth F1, the legacy judge on 0–1 (total / 100), or L1
-    /// coverage [default: as `ab`: coverage for a run at L0/L1 only, F1 when it includes L2].
+    /// Per-episode metric: f1 (ground-truth F1), judge (the legacy judge on 0–1), coverage (L1
+    /// coverage) or reward (the episode's reward, e.g. an imported log's score) [default: as
+    /// `ab`: coverage for a run at L0/L1 only, f1 when it includes L2].
     #[arg(long, value_enum)]
     pub metric: Option<MetricArg>,
     /// CVaR tail fraction α (mean of the ⌈α·n⌉ lowest values), in (0, 1].
-    #[arg(long, default_value_t = 0.2, value_parser = parse_alpha)]
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Reliability thresholds τ, comma-separated (share of episodes ≥ τ).
-    #[arg(long, value_delimiter = ',', default_value = "0.9,0.5", value_parser = parse_tau)]
+    /// Reliability thresholds τ, comma-separated, each in (0, 1] (R@τ: share of episodes ≥ τ).
+    #[arg(long, value_delimiter = ',', default_value = "0.9,0.5", allow_negative_numbers = true, value_parser = parse_tau)]
     pub tau: Vec<f64>,
     /// Seed of the bootstrap streams (results are bit-identical for a given seed); as `ab
     /// --stats-seed`.
-    #[arg(long = "stats-seed", alias = "seed", default_value_t = 0)]
+    #[arg(long = "stats-seed", alias = "seed", default_value_t = 0, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
     /// Bootstrap replicates B.
     #[arg(long, default_value_t = 2000, value_parser = parse_resamples)]
     pub resamples: usize,
     /// pass@k / pass^k success threshold: an episode succeeds when its metric is ≥ this.
-    #[arg(long, default_value_t = 1.0, value_parser = parse_tau)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_threshold)]
     pub pass_threshold: f64,
     /// A price file (`benchaudit.prices/1`, as crates/report/data/prices.json) whose prices
     /// come before the shipped table's, e.g. for a local model (unpriced models cost "unknown").

@@ -34,7 +34,7 @@ pub struct RunArgs {
     pub tasks: Tasks,
     /// Seeds: `0..9` (inclusive), `0+10` (ten seeds from 0), `0..<10`, `3`, or a
     /// comma-separated mix.
-    #[arg(long, default_value = "0..9")]
+    #[arg(long, default_value = "0..9", allow_negative_numbers = true)]
     pub seeds: SeedSet,
     /// Run directory (created; re-running the same command resumes it).
     #[arg(long)]
@@ -50,8 +50,8 @@ pub struct RunArgs {
     /// The episode's primary scorer (both are always recorded).
     #[arg(long, value_enum, default_value = "f1")]
     pub reward: RewardArg,
-    /// Request quota: requests allowed per episode, overriding every task's budget, 0 to
-    /// 1 000 000.
+    /// Request quota: requests allowed per episode, overriding every task's budget
+    /// (0..=1000000).
     #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_requests: Option<u32>,
     /// Print the summary as one JSON object on stdout instead of a table.

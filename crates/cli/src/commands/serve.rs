@@ -19,8 +19,9 @@ use crate::UsageError;
 /// `benchaudit serve`
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to bind; loopback unless told otherwise.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// Address and port to bind, e.g. 127.0.0.1:8080 or [::1]:8080; loopback unless told
+    /// otherwise.
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_addr)]
     pub addr: SocketAddr,
     /// Most episodes open at once (1..=10000000); past it the least recently used is evicted
     /// (and answers 410).
@@ -125,6 +126,14 @@ impl ServeArgs {
             ..defaults
         }
     }
+}
+
+/// `--addr`: an IP address and a port, as the socket is bound (no name lookup, so the address
+/// served is the one written); anything else is answered with the form expected.
+fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| {
+        format!("`{text}` is not an IP address and port: write e.g. 127.0.0.1:8080 or [::1]:8080")
+    })
 }
 
 /// Runs the subcommand.

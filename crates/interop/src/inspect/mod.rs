@@ -8,7 +8,7 @@
 //! epochs). Inspect compresses members with zstd; it reads stored and deflate members as well.
 //! Inspect also writes whole logs as one JSON document (`.json`); [`import_logs`] reads both.
 //!
-//! **The mapping** (see docs/decisions.md, "Interop (issue 16)"):
+//! **The mapping** (see docs/decisions.md, "Interop"):
 //!
 //! | benchaudit | Inspect |
 //! |---|---|

@@ -60,16 +60,32 @@ pub fn parse_alpha(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A threshold τ (reliability, pass@k): any finite number.
+/// A reliability threshold τ, in (0, 1]: R@τ is the share of episodes whose metric is at
+/// least τ, and the metrics benchaudit records are on 0–1, so τ ≤ 0 would count every
+/// episode and τ > 1 none.
+///
+/// # Errors
+/// Not a number, or outside (0, 1].
+pub fn parse_tau(s: &str) -> Result<f64, String> {
+    let t = number(s)?;
+    if t > 0.0 && t <= 1.0 {
+        Ok(t)
+    } else {
+        Err(format!("τ must be in (0, 1], got {s}"))
+    }
+}
+
+/// A success threshold (pass@k): any finite number, since an imported reward may have any
+/// scale.
 ///
 /// # Errors
 /// Not a number, or not finite.
-pub fn parse_tau(s: &str) -> Result<f64, String> {
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
     let t = number(s)?;
     if t.is_finite() {
         Ok(t)
     } else {
-        Err(format!("τ must be finite, got {s}"))
+        Err(format!("the threshold must be finite, got {s}"))
     }
 }
 

@@ -142,21 +142,63 @@ const BAR: u32 = 48;
 const HEIGHT: u32 = 580;
 const LEFT_AXIS: u32 = 84;
 
+/// Height of one line of a group label.
+const LABEL_LINE: u32 = 18;
+
 impl GroupedBars {
+    /// The width a group's bars need, whatever its label.
+    fn bars_width(&self) -> u32 {
+        BAR * self.series.len() as u32 + 36
+    }
+
+    /// A group label in lines: on one line when it fits over the group's bars, else split at
+    /// the `_` nearest its middle (`contradictory_` / `report`), so one long name does not
+    /// widen every group of the figure.
+    fn label_lines(&self, label: &str) -> Vec<String> {
+        let fits = |t: &str| {
+            style::text_size(t, style::LABEL).is_ok_and(|(w, _)| w + 28 <= self.bars_width())
+        };
+        if fits(label) {
+            return vec![label.to_string()];
+        }
+        let middle = label.len() / 2;
+        let split = (label.match_indices('_'))
+            .map(|(i, _)| i)
+            .min_by_key(|i| i.abs_diff(middle));
+        match split {
+            Some(i) => vec![label[..=i].to_string(), label[i + 1..].to_string()],
+            None => vec![label.to_string()],
+        }
+    }
+
+    /// Lines of the tallest group label.
+    fn label_rows(&self) -> u32 {
+        (self.groups.iter())
+            .map(|g| self.label_lines(g).len() as u32)
+            .max()
+            .unwrap_or(1)
+    }
+
     fn group_width(&self) -> crate::Result<u32> {
-        let label = style::max_width(self.groups.iter().map(String::as_str), style::LABEL)? + 28;
-        Ok(label.max(BAR * self.series.len() as u32 + 36))
+        let lines: Vec<String> = (self.groups.iter())
+            .flat_map(|g| self.label_lines(g))
+            .collect();
+        let label = style::max_width(lines.iter().map(String::as_str), style::LABEL)? + 28;
+        Ok(label.max(self.bars_width()))
     }
 
     fn top(&self) -> u32 {
         if self.note.is_some() { 112 } else { 88 }
     }
 
-    /// Groups per row of panels: as many as fit in [`style::MAX_WIDTH`] (at least one); the
-    /// rows then share that many slots so bars line up from row to row.
+    /// Groups per row of panels: the groups spread evenly over as few rows as
+    /// [`style::MAX_WIDTH`] allows (11 groups that fit 9 to a row make rows of 6 and 5, not 9
+    /// and 2); the rows share that many slots so bars line up from row to row.
     fn per_row(&self) -> crate::Result<usize> {
         let fit = style::MAX_WIDTH.saturating_sub(LEFT_AXIS + 40) / self.group_width()?.max(1);
-        Ok((fit as usize).clamp(1, self.groups.len().max(1)))
+        let n = self.groups.len().max(1);
+        let fit = (fit as usize).clamp(1, n);
+        Ok(n.div_ceil(n.div_ceil(fit)))
     }
 
     fn rows(&self) -> crate::Result<usize> {
@@ -192,7 +234,8 @@ impl Figure for GroupedBars {
     fn size(&self) -> crate::Result<(u32, u32)> {
         let plot = self.group_width()? * self.per_row()? as u32;
         let head = style::head_width(&self.title, self.note.as_deref())?;
-        let panels = (HEIGHT - self.top()) * self.rows()? as u32;
+        let panels =
+            (HEIGHT - self.top() + LABEL_LINE * (self.label_rows() - 1)) * self.rows()? as u32;
         Ok((
             (LEFT_AXIS + plot + 40).max(head).max(640),
             self.top() + panels,
@@ -253,7 +296,7 @@ impl GroupedBars {
     ) -> DrawResult<DB> {
         let area = area.margin(0, 12, 12, 20);
         let mut chart = ChartBuilder::on(&area)
-            .x_label_area_size(44)
+            .x_label_area_size(44 + LABEL_LINE * (self.label_rows() - 1))
             .y_label_area_size(LEFT_AXIS - 20)
             .build_cartesian_2d(0.0..slots as f64, y0..y1)?;
         style::house_mesh(
@@ -274,11 +317,14 @@ impl GroupedBars {
         let values = self.values.get(range).unwrap_or_default();
         for (g, label) in groups.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(g as f64 + 0.5, y0));
-            root.draw(&Text::new(
-                label.clone(),
-                (px, py + 18),
-                anchored(style::text(style::LABEL), HPos::Center, VPos::Center),
-            ))?;
+            for (i, line) in self.label_lines(label).into_iter().enumerate() {
+                let dy = 18 + LABEL_LINE as i32 * i32::try_from(i).unwrap_or(0);
+                root.draw(&Text::new(
+                    line,
+                    (px, py + dy),
+                    anchored(style::text(style::LABEL), HPos::Center, VPos::Center),
+                ))?;
+            }
         }
         for (g, row) in values.iter().enumerate() {
             for (k, (value, (_, color))) in row.iter().zip(&self.series).enumerate() {
@@ -330,6 +376,59 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         assert!(super::super::write(&data, dir.path(), "p").is_err());
+    }
+
+    #[test]
+    fn the_judge_probe_keeps_its_eleven_forgeries_on_one_row() {
+        super::super::ensure_fonts().unwrap_or_else(|e| panic!("{e}"));
+        let kinds = [
+            "correct",
+            "empty",
+            "fabricated",
+            "duplicate_laden",
+            "totals_leaked",
+            "partial",
+            "contradictory_report",
+            "wrong_task_id",
+            "wrong_query",
+            "row_count_off",
+            "contradicted_claim",
+        ];
+        let data = ProbeBarsData {
+            title: "Judge probe on T2_multi_page".into(),
+            kinds: kinds.iter().map(|k| (*k).to_string()).collect(),
+            judge: vec![0.9; 11],
+            truth: vec![0.5; 11],
+            judge_label: "legacy judge (0–1)".into(),
+            truth_label: "ground-truth F1".into(),
+            y_label: "score".into(),
+        };
+        let bars = data.bars();
+        assert_eq!(bars.rows().unwrap_or(0), 1);
+        assert_eq!(
+            bars.label_lines("contradictory_report"),
+            ["contradictory_", "report"]
+        );
+        assert_eq!(bars.label_lines("correct"), ["correct"]);
+        let (w, _) = data.size().unwrap_or((u32::MAX, 0));
+        assert!(w <= style::MAX_WIDTH, "{w}");
+    }
+
+    #[test]
+    fn wrapped_rows_are_balanced() {
+        let bars = GroupedBars {
+            title: "t".into(),
+            note: None,
+            groups: (0..20).map(|i| format!("policy-number-{i}")).collect(),
+            series: (0..3).map(|i| (format!("L{i}"), series_color(i))).collect(),
+            values: vec![vec![Some(0.5); 3]; 20],
+            y_label: "y".into(),
+        };
+        super::super::ensure_fonts().unwrap_or_else(|e| panic!("{e}"));
+        let (per_row, rows) = (bars.per_row().unwrap_or(0), bars.rows().unwrap_or(0));
+        assert!(rows >= 2, "{rows}");
+        // No row is left with a few groups: the last one is at most one group short.
+        assert!(per_row * rows - 20 < rows, "{per_row} per row, {rows} rows");
     }
 
     #[test]

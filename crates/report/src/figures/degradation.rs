@@ -155,7 +155,16 @@ impl Figure for DegradationData {
         )
         .draw()?;
         let count = self.series.len() as f64;
-        let jitter = 0.012 * (d_hi - d_lo);
+        // Series' seed dots are spread apart to stay visible, but all of them within a
+        // quarter of the smallest gap between doses: a dot never leaves its dose's slot (nor
+        // the axis).
+        let mut all: Vec<f64> = (self.series.iter())
+            .flat_map(|s| s.points.iter().map(|p| p.dose))
+            .collect();
+        all.sort_by(f64::total_cmp);
+        all.dedup();
+        let gap = (all.windows(2).map(|w| w[1] - w[0])).fold(d_hi - d_lo, f64::min);
+        let jitter = (0.012 * (d_hi - d_lo)).min(0.5 * gap / count.max(1.0));
         for (k, s) in self.series.iter().enumerate() {
             let color = series_color(k);
             let mut points = s.points.clone();

@@ -1,7 +1,7 @@
 //! Figures of SPEC §10, drawn with plotters from plain data structs into SVG and PNG.
 //!
 //! Why a module of its own: `benchaudit report`, `benchaudit audit` and anything else that
-//! shows results draw the same seven figure kinds, and a figure must never compute a number
+//! shows results draw the same figure kinds, and a figure must never compute a number
 //! itself — callers pass the values they also write to JSON, so every plotted number is
 //! traceable. Each kind is one data struct implementing [`Figure`]; [`write`] validates it,
 //! sizes it, draws it into `NAME.svg` and `NAME.png` and returns the SVG text for inlining:
@@ -14,7 +14,8 @@
 //! | [`ProbeBarsData`] | judge vs ground truth per forged submission kind (or per policy) |
 //! | [`ScaffoldingData`] | mean score per model at L0 / L1 / L2 (n/a where not run) |
 //! | [`ForestData`] | Δ with CI per row; filled marker when the CI excludes 0 |
-//! | [`DegradationData`] | dose → mean with CI band and per-seed dots (also pass@k / pass^k over k) |
+//! | [`DegradationData`] | dose → mean with CI band and per-seed dots |
+//! | [`PassKData`] | pass@k and pass^k over k, one panel per condition, task dots in k's slot |
 //! | [`CostScatterData`] | dollars per episode vs mean metric, Pareto front joined |
 //!
 //! Text is laid out and rasterised from DejaVu Sans compiled into the binary (no system fonts
@@ -28,6 +29,7 @@ mod forest;
 mod glyphs;
 mod heatmap;
 mod joint;
+mod passk;
 mod spectrum;
 mod style;
 
@@ -44,6 +46,7 @@ pub use degradation::{DegradationData, DegradationPoint, DegradationSeries};
 pub use forest::{ForestData, ForestRow};
 pub use heatmap::HeatmapData;
 pub use joint::{JointPanelData, JointSeries};
+pub use passk::{PassKData, PassKPanel};
 pub use spectrum::{SpectrumData, SpectrumRow};
 pub use style::{NO_DATA, num, num_or_no_data};
 

@@ -1,7 +1,7 @@
 //! Shared look of every figure: font family and sizes, a colour-blind-safe palette, a
 //! sequential colour map and small layout helpers.
 //!
-//! Exists so the seven figure kinds read as one family and so layout arithmetic (label
+//! Exists so the figure kinds read as one family and so layout arithmetic (label
 //! widths, axis ranges, number formats) is written once.
 
 use plotters::chart::MeshStyle;
