@@ -992,7 +992,9 @@ impl Target for ExternalTarget {
                 v.get("score")
                     .and_then(Value::as_f64)
                     .filter(|s| s.is_finite())
-                    .ok_or_else(|| "the score hook failed: it answered without a finite `score`".to_string())
+                    .ok_or_else(|| {
+                        "the score hook failed: it answered without a finite `score`".to_string()
+                    })
             }),
         )
     }
