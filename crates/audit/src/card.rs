@@ -198,12 +198,8 @@ impl Card {
             replay.status,
             scorer_kind,
         );
-        let to_raise_the_claim = what_would_raise(
-            criterion.status,
-            ownership.status,
-            replay.status,
-            scorer_kind,
-        );
+        let to_raise_the_claim =
+            what_would_raise(criterion.status, ownership.status, replay.status);
         Card {
             target,
             scorer_kind,

@@ -55,12 +55,7 @@ pub fn licensed_claim(
 /// What evidence would license a stronger claim than the cells do, in words; `None` for model
 /// capability, the strongest. Read off the same cells as [`licensed_claim`], so a card never
 /// leaves its reader guessing what was missing.
-pub fn what_would_raise(
-    criterion: Status,
-    ownership: Status,
-    replay: Status,
-    kind: ScorerKind,
-) -> Option<String> {
+pub fn what_would_raise(criterion: Status, ownership: Status, replay: Status) -> Option<String> {
     use Status::*;
     let ownership_text = "an ownership map measured by intervention (the model owning every claimed decision, each non-degenerate: its choice varies and moves the outcome)";
     let replay_text = "a replay that reproduces every scored run bit for bit";
@@ -89,16 +84,7 @@ pub fn what_would_raise(
     if needs.is_empty() {
         return None;
     }
-    let target = if criterion == Pass
-        && ownership == NotProbed
-        && kind != ScorerKind::Specification
-        && replay == Pass
-    {
-        "model capability (specification compliance needs only a specification scorer)"
-    } else {
-        "model capability"
-    };
-    Some(format!("{target} needs {}", needs.join("; and ")))
+    Some(format!("model capability needs {}", needs.join("; and ")))
 }
 
 #[cfg(test)]
@@ -133,19 +119,19 @@ mod tests {
                 claim,
                 "{criterion:?} {ownership:?} {replay:?} {kind:?}"
             );
-            let raise = what_would_raise(criterion, ownership, replay, kind);
+            let raise = what_would_raise(criterion, ownership, replay);
             assert_eq!(
                 raise.is_none(),
                 claim == Claim::ModelCapability,
                 "only the strongest claim has nothing to raise it: {criterion:?} {ownership:?} {replay:?}"
             );
         }
-        let r = what_would_raise(Pass, NotProbed, Pass, Outcome).unwrap();
+        let r = what_would_raise(Pass, NotProbed, Pass).unwrap();
         assert!(r.contains("ownership map measured by intervention"), "{r}");
-        let r = what_would_raise(Pass, Pass, NotProbed, Outcome).unwrap();
+        let r = what_would_raise(Pass, Pass, NotProbed).unwrap();
         assert!(r.contains("replay"), "{r}");
         assert!(!r.contains("ownership"), "{r}");
-        let r = what_would_raise(Fail, Pass, Pass, Shape).unwrap();
+        let r = what_would_raise(Fail, Pass, Pass).unwrap();
         assert!(r.contains("the scorer itself must change"), "{r}");
     }
 }
