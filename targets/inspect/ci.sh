@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Inspect audit as a CI test: installs Inspect and its catalogue (package registry only, no
-# key), runs the Rust tests against Inspect's real runtime, then audits a sample of families
-# twice and checks the cards: written, guarded, identical across runs, refusals named, and one
+# key), runs the Rust tests against Inspect's real runtime, then audits the nine families of
+# docs/audits/inspect.md (and three of them a second time) and checks the cards: written,
+# guarded, identical across runs, refusals named, the page's figures in audit.json, and one
 # family's pass rates equal to a direct call of its scorer.
 # Usage (from anywhere): bash targets/inspect/ci.sh
 set -euo pipefail
@@ -14,18 +15,29 @@ py=targets/inspect/.venv/bin/python
 echo "== Inspect: Rust tests against Inspect's runtime"
 BENCHAUDIT_REQUIRE_INSPECT=1 cargo test --workspace --test inspect
 
-echo "== Inspect: benchaudit audit --target inspect:… (twice)"
+echo "== Inspect: benchaudit audit --target inspect:… (the nine families of docs/audits/inspect.md, then three again)"
 cargo build --quiet
 bin=target/debug/benchaudit
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-families="inspect:inspect_evals/gsm8k,inspect:inspect_evals/arc_easy,inspect:inspect_evals/humaneval"
+nine=""
+for f in gsm8k arc_easy arc_challenge boolq squad drop math humaneval simpleqa_verified; do
+    nine="$nine${nine:+,}inspect:inspect_evals/$f"
+done
+three="inspect:inspect_evals/gsm8k,inspect:inspect_evals/arc_easy,inspect:inspect_evals/humaneval"
 # --seeds 0 keeps the ComtradeBench half short; the Inspect half does not depend on it.
-"$bin" audit --seeds 0 --target "$families" --out "$out/a" >"$out/a.log"
-"$bin" audit --seeds 0 --target "$families" --out "$out/b" >"$out/b.log"
+"$bin" audit --seeds 0 --target "$nine" --out "$out/a" >"$out/a.log"
+"$bin" audit --seeds 0 --target "$three" --out "$out/b" >"$out/b.log"
 tail -n 3 "$out/a.log"
-cmp "$out/a/card.json" "$out/b/card.json"
-echo "card.json identical across two runs"
+"$py" - "$out/a/card.json" "$out/b/card.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+cards = lambda doc: {c["target"]: c for c in doc["cards"] if c["target"].startswith("Inspect: ")}
+a, b = cards(a), cards(b)
+assert len(b) == 3 and all(a[t] == b[t] for t in b), "cards differ between two runs"
+print("the cards of", ", ".join(sorted(b)), "identical across two runs")
+PY
+"$bin" guard docs/audits/inspect.md --against "$out/a/audit.json"
 
 "$py" - "$out/a" <<'PY'
 import json, pathlib, sys
