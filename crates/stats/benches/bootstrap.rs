@@ -2,7 +2,8 @@
 //! (SPEC target: ≤ 2 ms), plus the other seeded hot paths of a report.
 
 use benchaudit_stats::{
-    BootstrapConfig, PairedConfig, bootstrap_mean_ci, compare_paired, sign_flip_test,
+    BootstrapConfig, PairedConfig, PassKConfig, bootstrap_mean_ci, compare_paired, pass_k_curve,
+    sign_flip_test,
 };
 use divan::{Bencher, black_box};
 
@@ -45,4 +46,20 @@ fn compare_paired_n20(bencher: Bencher) {
     let b = scores(20, 5);
     let config = PairedConfig::default();
     bencher.bench(|| compare_paired(black_box(&a), black_box(&b), &config));
+}
+
+/// The pass^k/pass@k curve of one report row: 11 tasks × `seeds` trials, k = 1 … seeds, B =
+/// 2000 (a report computes one per condition); its cost should grow linearly in the seeds.
+#[divan::bench(args = [10, 100, 300, 1000])]
+fn pass_k_curve_11_tasks(bencher: Bencher, seeds: usize) {
+    let tasks: Vec<Vec<f64>> = (0..11)
+        .map(|t| {
+            scores(seeds, 100 + t)
+                .iter()
+                .map(|&x| if x < 0.8 { 1.0 } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let config = PassKConfig::default();
+    bencher.bench(|| pass_k_curve(black_box(&tasks), black_box(&config)));
 }

@@ -12,6 +12,8 @@
 //! left to right in `i`, which never forms a large binomial and is exact-order deterministic.
 //! A trial succeeds when its score is at least the threshold (F1 = 1 by default).
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{BootstrapCi, BootstrapConfig, percentile_interval};
@@ -140,20 +142,92 @@ fn successes(values: &[f64], threshold: f64) -> u64 {
     values.iter().filter(|&&v| v >= threshold).count() as u64
 }
 
-/// The pooled estimator at k over tasks given as 0/1 indicator vectors: the mean over tasks,
-/// left to right.
-fn pooled(indicators: &[Vec<f64>], k: u64, hat: bool) -> f64 {
-    let sum = indicators.iter().fold(0.0, |acc, t| {
-        let n = t.len() as u64;
-        let c = t.iter().filter(|&&x| x >= 1.0).count() as u64;
-        let r = if hat {
-            binomial_ratio(c, n, k)
-        } else {
-            1.0 - binomial_ratio(n - c, n, k)
-        };
-        acc + r
-    });
-    sum / indicators.len() as f64
+/// One more factor of [`binomial_ratio`]'s product: given `C(a, i) / C(n, i)` (as `product`),
+/// `C(a, i + 1) / C(n, i + 1)`, with the same operations in the same order, so a running
+/// product gives every k's ratio with the bits `binomial_ratio(a, n, k)` gives.
+fn next_ratio(product: f64, a: u64, n: u64, i: u64) -> f64 {
+    if a <= i {
+        0.0
+    } else {
+        product * ((a - i) as f64 / (n - i) as f64)
+    }
+}
+
+/// `C(a, k) / C(n, k)` for k = 1 … `max_k` (`max_k ≤ n`), each with the bits
+/// [`binomial_ratio`] gives it.
+fn ratios(a: u64, n: u64, max_k: u64) -> Vec<f64> {
+    let mut product = 1.0;
+    (0..max_k)
+        .map(|i| {
+            product = next_ratio(product, a, n, i);
+            product
+        })
+        .collect()
+}
+
+/// The pooled estimators for k = 1 … `max_k` of each resample, given as the success count of
+/// every task in it (`sizes[t]` trials): for each k the mean over tasks, left to right, of
+/// pass@k and of pass^k.
+///
+/// Exists so the curve costs O(B · tasks · K), not O(B · tasks · K · (n + K)): a resample's
+/// tasks are counted once (by the caller), and a task's ratios over every k are computed once
+/// per distinct count ([`ratios`]) and then looked up. The sums are formed in the order
+/// [`pass_at_k`] and [`pass_hat_k`] averaged task by task would form them, so the values are
+/// the same bits.
+fn pooled_curves(resamples: &[Vec<u64>], sizes: &[u64], max_k: u64) -> Vec<Vec<(f64, f64)>> {
+    // Per task: a → C(a, k) / C(n, k) for every k, for each a some resample needs (its
+    // successes for pass^k, its failures for pass@k).
+    let mut rows: Vec<HashMap<u64, Vec<f64>>> = vec![HashMap::new(); sizes.len()];
+    for counts in resamples {
+        for ((row, &n), &c) in rows.iter_mut().zip(sizes).zip(counts) {
+            for a in [c, n - c] {
+                row.entry(a).or_insert_with(|| ratios(a, n, max_k));
+            }
+        }
+    }
+    let tasks = sizes.len() as f64;
+    let none: &[f64] = &[];
+    resamples
+        .iter()
+        .map(|counts| {
+            let (mut at, mut hat) = (Vec::new(), Vec::new());
+            for ((row, &n), &c) in rows.iter().zip(sizes).zip(counts) {
+                at.push(row.get(&(n - c)).map_or(none, Vec::as_slice));
+                hat.push(row.get(&c).map_or(none, Vec::as_slice));
+            }
+            (0..max_k as usize)
+                .map(|i| {
+                    let (mut sum_at, mut sum_hat) = (0.0, 0.0);
+                    for (at, hat) in at.iter().zip(&hat) {
+                        sum_at += 1.0 - at.get(i).copied().unwrap_or(0.0);
+                        sum_hat += hat.get(i).copied().unwrap_or(0.0);
+                    }
+                    (sum_at / tasks, sum_hat / tasks)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The success count of each task given as 0/1 indicator vectors.
+fn counts(indicators: &[Vec<f64>]) -> Vec<u64> {
+    indicators.iter().map(|t| successes(t, 1.0)).collect()
+}
+
+/// One task's points k = 1 … `up_to`, each equal to [`pass_at_k`] and [`pass_hat_k`] at k.
+fn task_points(n: u64, c: u64, up_to: u64) -> Vec<PassKPoint> {
+    let (mut at, mut hat) = (1.0, 1.0);
+    (0..up_to)
+        .map(|i| {
+            at = next_ratio(at, n - c, n, i);
+            hat = next_ratio(hat, c, n, i);
+            PassKPoint {
+                k: i + 1,
+                pass_at_k: 1.0 - at,
+                pass_hat_k: hat,
+            }
+        })
+        .collect()
 }
 
 /// pass@k and pass^k of each task's trials (`tasks[t]` = the scores of task t's seeds), and
@@ -213,35 +287,29 @@ pub fn pass_k_curve(tasks: &[Vec<f64>], config: &PassKConfig) -> Result<PassKCur
                 .collect::<Result<Vec<f64>>>()
         })
         .collect::<Result<_>>()?;
-    let mut per_task = Vec::with_capacity(tasks.len());
-    for t in tasks {
-        let n = t.len() as u64;
-        let c = successes(t, config.threshold);
-        let points = (1..=n.min(config.max_k.unwrap_or(n)))
-            .map(|k| {
-                Ok(PassKPoint {
-                    k,
-                    pass_at_k: pass_at_k(n, c, k)?,
-                    pass_hat_k: pass_hat_k(n, c, k)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        per_task.push(TaskPassK {
-            n,
-            successes: c,
-            points,
-        });
-    }
-    // One resample serves every k: the replicate is the vector of per-k pooled estimates.
-    let reps: Vec<Vec<(f64, f64)>> =
-        stratified_bootstrap_map(&indicators, &config.bootstrap, |r| {
-            (1..=max_k)
-                .map(|k| (pooled(r, k, false), pooled(r, k, true)))
-                .collect()
-        })?;
+    let per_task = tasks
+        .iter()
+        .map(|t| {
+            let n = t.len() as u64;
+            let c = successes(t, config.threshold);
+            TaskPassK {
+                n,
+                successes: c,
+                points: task_points(n, c, n.min(config.max_k.unwrap_or(n))),
+            }
+        })
+        .collect();
+    // One resample serves every k: the replicate is the vector of per-k pooled estimates,
+    // from each task's success count in the resample.
+    let sizes: Vec<u64> = indicators.iter().map(|t| t.len() as u64).collect();
+    let resampled = stratified_bootstrap_map(&indicators, &config.bootstrap, counts)?;
+    let reps = pooled_curves(&resampled, &sizes, max_k);
+    let estimates = pooled_curves(&[counts(&indicators)], &sizes, max_k)
+        .pop()
+        .unwrap_or_default();
     let b = &config.bootstrap;
     let mut curve = Vec::with_capacity(max_k as usize);
-    for (i, k) in (1..=max_k).enumerate() {
+    for ((i, k), &(at_estimate, hat_estimate)) in (1..=max_k).enumerate().zip(&estimates) {
         let at: Vec<f64> = reps.iter().map(|r| r[i].0).collect();
         let hat: Vec<f64> = reps.iter().map(|r| r[i].1).collect();
         let ci = |reps: &[f64], estimate: f64| -> Result<BootstrapCi> {
@@ -257,8 +325,8 @@ pub fn pass_k_curve(tasks: &[Vec<f64>], config: &PassKConfig) -> Result<PassKCur
         };
         curve.push(PooledPassK {
             k,
-            pass_at_k: ci(&at, pooled(&indicators, k, false))?,
-            pass_hat_k: ci(&hat, pooled(&indicators, k, true))?,
+            pass_at_k: ci(&at, at_estimate)?,
+            pass_hat_k: ci(&hat, hat_estimate)?,
         });
     }
     Ok(PassKCurve {
