@@ -84,45 +84,98 @@ pub fn compute(
     records: &[EpisodeRecord],
     label: &dyn Fn(&str, Option<&str>, &str) -> String,
 ) -> Option<Joint> {
+    compute_from(records.iter().map(JointEpisode::from), label)
+}
+
+/// What the 2×2 reads of one episode: its key, how it ended, its two scores and (at L0) the
+/// hash of its payload.
+///
+/// Exists so a reader that keeps only these of a record (a report streaming a ledger) computes
+/// the 2×2 with the same code as the audit ([`compute_from`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JointEpisode<'a> {
+    /// The player (`key.policy`).
+    pub policy: &'a str,
+    /// `key.level`.
+    pub level: Level,
+    /// `key.task_id`.
+    pub task_id: &'a str,
+    /// `key.seed`.
+    pub seed: u64,
+    /// `key.arm`.
+    pub arm: Option<&'a str>,
+    /// `key.options_hash`.
+    pub options_hash: &'a str,
+    /// How the episode ended.
+    pub outcome: Outcome,
+    /// `(scores.f1, scores.judge_total)` when scored.
+    pub scores: Option<(f64, f64)>,
+    /// `payload_sha256`.
+    pub payload_sha256: Option<&'a str>,
+}
+
+impl<'a> From<&'a EpisodeRecord> for JointEpisode<'a> {
+    fn from(r: &'a EpisodeRecord) -> Self {
+        JointEpisode {
+            policy: &r.key.policy,
+            level: r.key.level,
+            task_id: &r.key.task_id,
+            seed: r.key.seed,
+            arm: r.key.arm.as_deref(),
+            options_hash: &r.key.options_hash,
+            outcome: r.outcome,
+            scores: r.scores.as_ref().map(|s| (s.f1, s.judge_total)),
+            payload_sha256: r.payload_sha256.as_deref(),
+        }
+    }
+}
+
+/// [`compute`] over episodes given as [`JointEpisode`]s, in ledger order.
+pub fn compute_from<'a>(
+    episodes: impl IntoIterator<Item = JointEpisode<'a>>,
+    label: &dyn Fn(&str, Option<&str>, &str) -> String,
+) -> Option<Joint> {
     type PayloadKey = (String, u64, Option<String>, String);
     // family → (task, seed) → level → scores; families in order of first appearance.
     let mut order: Vec<Family> = Vec::new();
     let mut by: BTreeMap<Family, Episodes> = BTreeMap::new();
     // (task, seed, arm, options) → player → payload hash, at L0.
     let mut payloads: BTreeMap<PayloadKey, BTreeMap<String, Option<String>>> = BTreeMap::new();
-    for r in records {
-        let k = &r.key;
+    for k in episodes {
         if !matches!(k.level, Level::L0 | Level::L2) {
             continue;
         }
-        let family = (k.policy.clone(), k.arm.clone(), k.options_hash.clone());
+        let family = (
+            k.policy.to_string(),
+            k.arm.map(str::to_string),
+            k.options_hash.to_string(),
+        );
         if !by.contains_key(&family) {
             order.push(family.clone());
             by.insert(family.clone(), Episodes::new());
         }
-        let Some(s) = r
+        let Some((f1, judge_total)) = k
             .scores
-            .as_ref()
-            .filter(|_| r.outcome != Outcome::InfraError)
-            .filter(|s| s.f1.is_finite() && s.judge_total.is_finite())
+            .filter(|_| k.outcome != Outcome::InfraError)
+            .filter(|(f1, judge_total)| f1.is_finite() && judge_total.is_finite())
         else {
             continue;
         };
         by.entry(family)
             .or_default()
-            .entry((k.task_id.clone(), k.seed))
+            .entry((k.task_id.to_string(), k.seed))
             .or_default()
-            .insert(k.level, (s.judge_total / JUDGE_SCALE, s.f1));
+            .insert(k.level, (judge_total / JUDGE_SCALE, f1));
         if k.level == Level::L0 {
             payloads
                 .entry((
-                    k.task_id.clone(),
+                    k.task_id.to_string(),
                     k.seed,
-                    k.arm.clone(),
-                    k.options_hash.clone(),
+                    k.arm.map(str::to_string),
+                    k.options_hash.to_string(),
                 ))
                 .or_default()
-                .insert(k.policy.clone(), r.payload_sha256.clone());
+                .insert(k.policy.to_string(), k.payload_sha256.map(str::to_string));
         }
     }
     let (mut tasks, mut seeds) = (Vec::new(), Vec::new());

@@ -466,3 +466,160 @@ fn bad_input_exits_2_with_a_message() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no episode"));
 }
+
+/// Replaces line 1 of the run's ledger with `edit` applied to it.
+fn doctor_first_line(run_dir: &std::path::Path, text: &str, edit: &dyn Fn(&mut Value)) {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut first: Value = serde_json::from_str(&lines[0]).unwrap();
+    edit(&mut first);
+    lines[0] = first.to_string();
+    std::fs::write(run_dir.join("episodes.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn records_outside_the_plan_or_the_scorers_range_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    ok(&[
+        "run",
+        "--policy",
+        "oracle,empty",
+        "--level",
+        "L2",
+        "--tasks",
+        "T3_duplicates",
+        "--seeds",
+        "0..1",
+        "--out",
+        p(&run_dir),
+    ]);
+    let text = std::fs::read_to_string(run_dir.join("episodes.jsonl")).unwrap();
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "a foreign policy",
+            Box::new(|r| r["key"]["policy"] = "fabricator".into()),
+            "policy \"fabricator\" is not in the run's plan",
+        ),
+        (
+            "a policy name with ../",
+            Box::new(|r| r["key"]["policy"] = "../../etc/oracle".into()),
+            "policy \"../../etc/oracle\" is not in the run's plan",
+        ),
+        (
+            "a policy name with NUL",
+            Box::new(|r| r["key"]["policy"] = "oracle\u{0}".into()),
+            "policy \"oracle\\0\" is not in the run's plan",
+        ),
+        (
+            "a foreign seed",
+            Box::new(|r| r["key"]["seed"] = 7.into()),
+            "seed 7 is not in the run's plan",
+        ),
+        (
+            "a foreign task",
+            Box::new(|r| r["key"]["task_id"] = "T4_rate_limit_429".into()),
+            "task \"T4_rate_limit_429\" is not in the run's plan",
+        ),
+        (
+            "a foreign level",
+            Box::new(|r| r["key"]["level"] = "L0".into()),
+            "level L0 is not in the run's plan",
+        ),
+        (
+            "foreign options",
+            Box::new(|r| r["key"]["options_hash"] = "0123456789abcdef".into()),
+            "options hash \"0123456789abcdef\" is not in the run's plan",
+        ),
+        (
+            "an F1 of -5",
+            Box::new(|r| r["scores"]["f1"] = (-5.0).into()),
+            "scores.f1 -5.0 is outside [0, 1]",
+        ),
+        (
+            "a judge total of 1e300",
+            Box::new(|r| r["scores"]["judge_total"] = 1e300.into()),
+            "scores.judge_total 1e300 is outside [0, 100]",
+        ),
+        (
+            "a reward of 1e300",
+            Box::new(|r| r["reward"] = 1e300.into()),
+            "reward 1e300 is outside [0, 1]",
+        ),
+        (
+            "a coverage of 2",
+            Box::new(|r| r["coverage"] = 2.0.into()),
+            "coverage 2.0 is outside [0, 1]",
+        ),
+    ];
+    for (what, edit, message) in &cases {
+        doctor_first_line(&run_dir, &text, edit.as_ref());
+        let o = run(&["report", p(&run_dir), "--out", p(&tmp.path().join("r"))]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {stderr}");
+        assert!(stderr.contains(message), "{what}: {stderr}");
+        assert!(stderr.contains("line 1"), "{what}: {stderr}");
+    }
+    std::fs::write(run_dir.join("episodes.jsonl"), &text).unwrap();
+
+    // Another tool's manifest is refused; another version's or registry's is read and flagged.
+    let manifest_path = run_dir.join("manifest.json");
+    let manifest = read_json(&manifest_path);
+    let write_manifest = |field: &str, value: &str| {
+        let mut m = manifest.clone();
+        m[field] = value.into();
+        std::fs::write(&manifest_path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    };
+    write_manifest("tool", "otherbench");
+    let o = run(&["report", p(&run_dir), "--out", p(&tmp.path().join("r"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a benchaudit run directory"));
+    for (field, value, note) in [
+        (
+            "version",
+            "0.0.1",
+            "recorded by benchaudit 0.0.1, this is benchaudit",
+        ),
+        ("registry_sha256", "00ff", "recorded on task registry 00ff"),
+    ] {
+        write_manifest(field, value);
+        let out = tmp.path().join(field);
+        let o = ok(&["report", p(&run_dir), "--out", p(&out)]);
+        assert!(String::from_utf8_lossy(&o.stderr).contains(note), "{field}");
+        let o = ok(&["report", p(&run_dir), "--out", p(&out), "--json"]);
+        let json: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let notes = json["notes"].as_array().unwrap();
+        assert!(
+            notes.iter().any(|n| n.as_str().unwrap().contains(note)),
+            "{field}: {notes:?}"
+        );
+    }
+}
+
+#[test]
+fn a_newline_in_a_policy_name_keeps_report_md_tables_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("foreign");
+    let template = benchaudit_testkit::template_record();
+    let records: Vec<Value> = (0..3)
+        .flat_map(|seed| {
+            [
+                benchaudit_testkit::record(&template, "two\nlines", "T3_duplicates", seed, "", 1.0),
+                benchaudit_testkit::record(&template, "plain", "T3_duplicates", seed, "", 0.5),
+            ]
+        })
+        .collect();
+    benchaudit_testkit::write_ledger(&run_dir, &records);
+    let out = tmp.path().join("report");
+    ok(&["report", p(&run_dir), "--out", p(&out)]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("two\\nlines"), "{md}");
+    // Every line that continues a table is a table row.
+    let lines: Vec<&str> = md.lines().collect();
+    for pair in lines.windows(2) {
+        if pair[0].starts_with('|') && !pair[1].is_empty() {
+            assert!(pair[1].starts_with('|'), "a table broken at {pair:?}");
+        }
+    }
+    assert!(!md.contains("\ntwo"), "{md}");
+}

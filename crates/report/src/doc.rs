@@ -142,7 +142,7 @@ fn markdown_tagged(blocks: &[Block]) -> String {
                 align,
                 rows,
             } => {
-                let cell = |s: &str| s.replace('|', "\\|");
+                let cell = |s: &str| table_cell(s);
                 let _ = writeln!(
                     out,
                     "| {} |",
@@ -170,6 +170,21 @@ fn markdown_tagged(blocks: &[Block]) -> String {
                 let _ = writeln!(out, "![{}]({})\n", f.caption, f.svg);
                 let _ = writeln!(out, "*{}* (PNG: [{}]({}))\n", f.caption, f.png, f.png);
             }
+        }
+    }
+    out
+}
+
+/// A Markdown table cell's text: `|` escaped, and a line break or other control character
+/// (a name read from a ledger may hold one) written as its escape (`\n`, `\u{0}`), so a row
+/// stays one line of the table.
+fn table_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
         }
     }
     out
@@ -405,6 +420,24 @@ mod tests {
         assert!(md.contains("|---|---:|"));
         assert!(md.contains("![Spectrum](figures/s.svg)"));
         assert!(md.contains("[figures/s.png](figures/s.png)"));
+    }
+
+    #[test]
+    fn a_line_break_in_a_cell_keeps_the_row_on_one_line() {
+        let table = Block::table(
+            &[("policy", Align::Left), ("mean", Align::Right)],
+            vec![vec!["evil\nname\u{0}".into(), "0.500".into()]],
+        );
+        let md = markdown(&[table]);
+        assert_eq!(
+            md,
+            "| policy | mean |\n|---|---:|\n| evil\\nname\\u{0} | 0.500 |\n\n"
+        );
+        assert!(
+            md.lines()
+                .filter(|l| !l.is_empty())
+                .all(|l| l.starts_with('|'))
+        );
     }
 
     #[test]

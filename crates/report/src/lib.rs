@@ -264,7 +264,7 @@ fn prepare(out: &Path) -> Result<()> {
 pub fn default_metric(runs: &[&Loaded]) -> model::Metric {
     let levels: std::collections::BTreeSet<benchaudit_agents::Level> = runs
         .iter()
-        .flat_map(|l| l.records.iter().map(|r| r.key.level))
+        .flat_map(|l| l.groups.iter().map(|g| g.level))
         .collect();
     model::Metric::default_for_levels(&levels.into_iter().collect::<Vec<_>>())
 }
@@ -285,7 +285,7 @@ pub fn write_run_report(run_dir: &Path, out: &Path, opts: &Options) -> Result<Re
 /// As [`write_run_report`].
 pub fn write_loaded_report(loaded: &Loaded, out: &Path, opts: &Options) -> Result<ReportOutput> {
     let run_dir = Path::new(&loaded.source.run_dir);
-    let mut notes = Vec::new();
+    let mut notes = loaded.notes.clone();
     if let Some(note) = incomplete_note(&loaded.source) {
         notes.push(note);
     }
@@ -348,7 +348,9 @@ pub fn write_loaded_compare(
         "benchaudit comparison: {} vs {}",
         stats.source_a.run_dir, stats.source_b.run_dir
     );
-    finish(out, &stats, &title, &blocks, &figs, summary)
+    let mut written = finish(out, &stats, &title, &blocks, &figs, summary)?;
+    written.notes = la.notes.iter().chain(&lb.notes).cloned().collect();
+    Ok(written)
 }
 
 /// The first table of a report (the pooled one), as Markdown, for the terminal.

@@ -10,6 +10,8 @@
 //!   episode again; `report` skips it and says so.
 //! * **Corruption.** A complete, newline-terminated line that is not an episode record is
 //!   corruption: an error naming the file and the line. Nothing is truncated or rewritten.
+//!   So is a line over [`LINE_LIMIT`], and a record holding a value no benchaudit scorer
+//!   writes ([`check_record`]: an F1 of -5, a judge total of 1e300).
 //! * **Attempts.** An `infra_error` record is a failed attempt, not a finished episode: a resume
 //!   runs the episode again and appends a new record with the same key. A key may therefore
 //!   repeat, but only while every earlier record of it is `infra_error`; the last record is the
@@ -28,7 +30,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use benchaudit_agents::{EpisodeKey, EpisodeRecord, Outcome, Transcript, sha256_hex};
@@ -357,6 +359,113 @@ impl Manifest {
     }
 }
 
+impl Manifest {
+    /// The lists of the plan this manifest's configuration records ([`PlanScope`]).
+    #[must_use]
+    pub fn scope(&self) -> PlanScope {
+        PlanScope::of(&self.config)
+    }
+}
+
+/// What a run's configuration says its episodes may be: its policies, levels, tasks, seeds and
+/// option sets, each when the configuration records it (a `run` or `audit` plan records all of
+/// them, an `ab` design its policies, level, task and seeds, a served or imported ledger
+/// none). A record outside them was not written by the run the manifest describes.
+///
+/// Exists so a reader of a run directory refuses a foreign record (a hand-edited ledger, a
+/// ledger copied beside another run's manifest) as a resume refuses a foreign plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanScope {
+    policies: Option<std::collections::BTreeSet<String>>,
+    levels: Option<std::collections::BTreeSet<benchaudit_agents::Level>>,
+    tasks: Option<std::collections::BTreeSet<String>>,
+    seeds: Option<std::collections::BTreeSet<u64>>,
+    options: Option<std::collections::BTreeSet<String>>,
+}
+
+impl PlanScope {
+    /// The scope a configuration records (see the type's documentation).
+    #[must_use]
+    pub fn of(config: &Value) -> PlanScope {
+        fn list<T: serde::de::DeserializeOwned + Ord>(
+            config: &Value,
+            many: &str,
+            one: &str,
+        ) -> Option<std::collections::BTreeSet<T>> {
+            match (config.get(many), config.get(one)) {
+                (Some(v), _) => serde_json::from_value::<Vec<T>>(v.clone())
+                    .ok()
+                    .map(|v| v.into_iter().collect()),
+                (None, Some(v)) => serde_json::from_value::<T>(v.clone())
+                    .ok()
+                    .map(|v| std::iter::once(v).collect()),
+                (None, None) => None,
+            }
+        }
+        let options = match (config.get("options"), config.get("arms")) {
+            (Some(one), None) => {
+                serde_json::from_value::<benchaudit_agents::RunOptions>(one.clone())
+                    .ok()
+                    .map(|o| std::iter::once(o.hash()).collect())
+            }
+            (None, Some(arms)) => {
+                serde_json::from_value::<Vec<benchaudit_agents::RunOptions>>(arms.clone())
+                    .ok()
+                    .map(|arms| {
+                        arms.iter()
+                            .map(benchaudit_agents::RunOptions::hash)
+                            .collect()
+                    })
+            }
+            _ => None,
+        };
+        PlanScope {
+            policies: list(config, "policies", "policy"),
+            levels: list(config, "levels", "level"),
+            tasks: list(config, "tasks", "task"),
+            seeds: list(config, "seeds", "seed"),
+            options,
+        }
+    }
+
+    /// Why `key` is outside the scope (naming the field, the value and what the plan holds),
+    /// or `None` when it is inside (or the configuration does not record that field).
+    #[must_use]
+    pub fn refusal(&self, key: &EpisodeKey) -> Option<String> {
+        fn outside<T: Ord + std::fmt::Debug>(
+            (what, field): (&str, &str),
+            set: Option<&std::collections::BTreeSet<T>>,
+            value: &T,
+        ) -> Option<String> {
+            let set = set?;
+            if set.contains(value) {
+                return None;
+            }
+            let shown: Vec<String> = set.iter().take(12).map(|v| format!("{v:?}")).collect();
+            let more = if set.len() > 12 {
+                format!(" and {} more", set.len() - 12)
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "{what} {value:?} is not in the run's plan (manifest.json config.{field}: {}{more})",
+                shown.join(", ")
+            ))
+        }
+        outside(("policy", "policies"), self.policies.as_ref(), &key.policy)
+            .or_else(|| outside(("level", "levels"), self.levels.as_ref(), &key.level))
+            .or_else(|| outside(("task", "tasks"), self.tasks.as_ref(), &key.task_id))
+            .or_else(|| outside(("seed", "seeds"), self.seeds.as_ref(), &key.seed))
+            .or_else(|| {
+                outside(
+                    ("options hash", "options"),
+                    self.options.as_ref(),
+                    &key.options_hash,
+                )
+            })
+    }
+}
+
 /// Why a run recorded as shard `recorded` (or unsharded, `None`) cannot be resumed as `now`.
 fn shard_refusal(
     recorded: Option<&ShardManifest>,
@@ -409,7 +518,7 @@ pub struct LedgerContents {
 }
 
 /// An episode key as messages name it.
-pub(crate) fn describe(key: &EpisodeKey) -> String {
+pub fn describe(key: &EpisodeKey) -> String {
     let arm = key
         .arm
         .as_deref()
@@ -419,6 +528,16 @@ pub(crate) fn describe(key: &EpisodeKey) -> String {
         "{} {} {} seed {}{arm} (options {})",
         key.policy, key.level, key.task_id, key.seed, key.options_hash
     )
+}
+
+/// The refusal of a key that repeats after a record that finished it (the attempt rule): the
+/// one message every reader of a ledger gives.
+pub fn repeated_key(file: &Path, line: usize, first_line: usize, key: &EpisodeKey) -> Error {
+    Error::Corrupt(format!(
+        "{}: line {line}: episode {} appears twice (line {first_line} already finished it; a key may repeat only after infra_error attempts): the ledger is corrupt",
+        file.display(),
+        describe(key)
+    ))
 }
 
 /// Applies the attempt rule to records in ledger order (`lines[i]` is the 1-based line of
@@ -443,11 +562,7 @@ pub fn resolve(
                 .as_ref()
                 .is_some_and(|e| e.outcome == Outcome::InfraError);
             if !earlier_failed {
-                return Err(Error::Corrupt(format!(
-                    "{}: line {line}: episode {} appears twice (line {first_line} already finished it; a key may repeat only after infra_error attempts): the ledger is corrupt",
-                    file.display(),
-                    describe(&r.key)
-                )));
+                return Err(repeated_key(file, line, first_line, &r.key));
             }
             if let Some(old) = keep[at].take() {
                 superseded.push(old);
@@ -472,42 +587,116 @@ pub fn resolve(
 /// [`Error::Corrupt`] for a complete line that is not an episode record (naming the file and
 /// the line) or a repeated key that is not a retried `infra_error`; IO errors.
 pub fn read_ledger(path: &Path) -> Result<LedgerContents> {
-    let bytes = match crate::files::read_bounded(path, crate::files::limits::LEDGER) {
-        Ok(b) => b,
-        Err(e) if e.is_not_found() => return Ok(LedgerContents::default()),
-        Err(e) => return Err(Error::Invalid(e.to_string())),
-    };
     let mut records = Vec::new();
     let mut lines = Vec::new();
-    let mut offset = 0usize;
-    let mut line_no = 0usize;
-    let mut torn_at = None;
-    while offset < bytes.len() {
-        line_no += 1;
-        let rest = &bytes[offset..];
-        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-            // A final line without its newline: an interrupted write.
-            torn_at = Some(offset as u64);
-            break;
-        };
-        let line = &rest[..end];
-        match serde_json::from_slice::<EpisodeRecord>(line) {
-            Ok(r) => {
-                records.push(r);
-                lines.push(line_no);
-            }
-            Err(e) => {
-                return Err(Error::Corrupt(format!(
-                    "{}: line {line_no} is complete but not an episode record ({e}); the ledger is corrupt: nothing was changed, repair or move the file",
-                    path.display()
-                )));
-            }
-        }
-        offset += end + 1;
-    }
+    let torn_at = scan_ledger(path, &mut |line, record| {
+        records.push(record);
+        lines.push(line);
+        Ok(())
+    })?;
     let mut contents = resolve(records, &lines, path)?;
     contents.torn_at = torn_at;
     Ok(contents)
+}
+
+/// Longest line a ledger reader takes, newline excluded (a record is one to a few KB; an
+/// LLM episode's error message is cut long before this): a longer line is refused unread.
+pub const LINE_LIMIT: usize = 16 << 20;
+
+/// Reads a ledger file line by line, in file order, handing every complete record and its
+/// 1-based line number to `visit`; returns the byte offset of a torn final line (one without
+/// its newline), if there is one. A missing file is an empty ledger. Memory is one line at a
+/// time: a reader that keeps less than the records (a report) stays small on any ledger.
+///
+/// This is where the line rules of the module documentation live; the attempt rule is the
+/// caller's ([`resolve`], or a reader's own bookkeeping with [`repeated_key`]).
+///
+/// # Errors
+/// [`Error::Corrupt`] for a complete line that is not an episode record or holds a value no
+/// benchaudit scorer writes ([`check_record`]), or a line over [`LINE_LIMIT`]; what `visit`
+/// returns; IO errors.
+pub fn scan_ledger(
+    path: &Path,
+    visit: &mut dyn FnMut(usize, EpisodeRecord) -> Result<()>,
+) -> Result<Option<u64>> {
+    let file = match crate::files::open_regular(path, crate::files::limits::LEDGER) {
+        Ok(f) => f,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(Error::Invalid(e.to_string())),
+    };
+    let reading = || Error::io(format!("reading {}", path.display()));
+    let mut reader = io::BufReader::with_capacity(1 << 16, file);
+    let mut line = Vec::new();
+    let (mut offset, mut line_no) = (0u64, 0usize);
+    loop {
+        line.clear();
+        let n = io::Read::take(&mut reader, LINE_LIMIT as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(reading())?;
+        if n == 0 {
+            return Ok(None);
+        }
+        line_no += 1;
+        if line.pop() != Some(b'\n') {
+            if n > LINE_LIMIT {
+                return Err(Error::Corrupt(format!(
+                    "{}: line {line_no} is longer than {LINE_LIMIT} bytes: not an episode record; the ledger is corrupt: nothing was changed, repair or move the file",
+                    path.display()
+                )));
+            }
+            // A final line without its newline: an interrupted write.
+            return Ok(Some(offset));
+        }
+        let record = serde_json::from_slice::<EpisodeRecord>(&line).map_err(|e| {
+            Error::Corrupt(format!(
+                "{}: line {line_no} is complete but not an episode record ({e}); the ledger is corrupt: nothing was changed, repair or move the file",
+                path.display()
+            ))
+        })?;
+        check_record(&record).map_err(|why| {
+            Error::Corrupt(format!(
+                "{}: line {line_no}: episode {}: {why}; no benchaudit scorer writes it, so the ledger is corrupt: nothing was changed, repair or move the file",
+                path.display(),
+                describe(&record.key)
+            ))
+        })?;
+        visit(line_no, record)?;
+        offset += n as u64;
+    }
+}
+
+/// Why a record holds a value no benchaudit scorer writes, if it does: F1, precision, recall
+/// and coverage outside [0, 1], a judge total outside [0, 100], or a scored episode's reward
+/// (its F1 or judge / 100) outside [0, 1]. An imported episode (no scores) may carry any
+/// finite reward: another tool's scale is its own.
+///
+/// # Errors
+/// The field, its value and its range.
+pub fn check_record(r: &EpisodeRecord) -> std::result::Result<(), String> {
+    let within = |what: &str, v: f64, hi: f64| {
+        if (0.0..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(format!("{what} {v:?} is outside [0, {hi}]"))
+        }
+    };
+    if let Some(s) = &r.scores {
+        within("scores.f1", s.f1, 1.0)?;
+        within("scores.precision", s.precision, 1.0)?;
+        within("scores.recall", s.recall, 1.0)?;
+        within(
+            "scores.judge_total",
+            s.judge_total,
+            benchaudit_scoring::JUDGE_POINTS,
+        )?;
+        if let Some(reward) = r.reward {
+            within("reward", reward, 1.0)?;
+        }
+    }
+    if let Some(c) = r.coverage {
+        within("coverage", c, 1.0)?;
+    }
+    Ok(())
 }
 
 /// An open, locked ledger.

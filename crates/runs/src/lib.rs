@@ -75,7 +75,9 @@ pub use design::{
 };
 pub use error::{Error, Result};
 pub use execute::{Executed, Progress, execute, execute_shard};
-pub use ledger::{Ledger, LedgerContents, Manifest, Resume, read_ledger, write_atomic};
+pub use ledger::{
+    Ledger, LedgerContents, Manifest, PlanScope, Resume, read_ledger, scan_ledger, write_atomic,
+};
 pub use merge::{Merged, merge};
 pub use metric::{JUDGE_SCALE, Metric};
 pub use plan::{Job, Plan};

@@ -68,14 +68,32 @@ impl Metric {
     /// at L2, no scores) or a non-finite value. The single definition of each metric's
     /// per-episode value.
     pub fn of(self, record: &EpisodeRecord) -> Option<f64> {
-        if record.outcome == Outcome::InfraError {
+        self.of_parts(
+            record.outcome,
+            record.scores.as_ref().map(|s| (s.f1, s.judge_total)),
+            record.coverage,
+            record.reward,
+        )
+    }
+
+    /// [`Metric::of`] from the fields it reads: the outcome, `(scores.f1, scores.judge_total)`,
+    /// `coverage` and `reward`. Exists for readers that keep only these of a record (a report
+    /// streams a ledger without holding its records).
+    pub fn of_parts(
+        self,
+        outcome: Outcome,
+        scores: Option<(f64, f64)>,
+        coverage: Option<f64>,
+        reward: Option<f64>,
+    ) -> Option<f64> {
+        if outcome == Outcome::InfraError {
             return None;
         }
         let v = match self {
-            Metric::F1 => record.scores.as_ref().map(|s| s.f1),
-            Metric::Judge => record.scores.as_ref().map(|s| s.judge_total / JUDGE_SCALE),
-            Metric::Coverage => record.coverage,
-            Metric::Reward => record.reward,
+            Metric::F1 => scores.map(|(f1, _)| f1),
+            Metric::Judge => scores.map(|(_, judge_total)| judge_total / JUDGE_SCALE),
+            Metric::Coverage => coverage,
+            Metric::Reward => reward,
         };
         v.filter(|x| x.is_finite())
     }

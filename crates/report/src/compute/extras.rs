@@ -2,12 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use benchaudit_agents::EpisodeRecord;
 use benchaudit_stats::{BootstrapConfig, PassKConfig, pass_k_curve};
 
-use super::{Grid, Options, condition, label};
+use super::{Grid, Options, label};
 use crate::cost::{dollars, provider_model};
 use crate::error::{Result, stats};
+use crate::load::Loaded;
 use crate::model::{Condition, CostRow, CostSection, PassKSection, PassKStats};
 
 /// pass@k and pass^k of every condition: a task's trials are its seeds (in seed order), a
@@ -49,26 +49,28 @@ pub(super) fn pass_k(grid: &Grid, opts: &Options, show_hash: bool) -> Result<Opt
 /// Cost of every condition with LLM episodes (token usage recorded), over the episodes that
 /// entered the statistics; `None` when the run has none.
 pub(super) fn cost(
-    records: &[EpisodeRecord],
-    arms: &super::ArmMap,
+    loaded: &Loaded,
+    conditions: &[Condition],
     grid: &Grid,
     opts: &Options,
     show_hash: bool,
 ) -> Option<CostSection> {
     // condition → (input, output) tokens over the episodes used.
     let mut tokens: BTreeMap<Condition, (u64, u64)> = BTreeMap::new();
-    for r in records {
-        let c = condition(r, arms);
+    for e in &loaded.episodes {
+        let u = &e.usage;
+        if u.prompt_tokens == 0 && u.completion_tokens == 0 && u.requests == 0 {
+            continue;
+        }
+        let c = &conditions[e.group];
         let used = grid
-            .get(&c)
-            .and_then(|t| t.get(&r.key.task_id))
-            .is_some_and(|s| s.contains_key(&r.key.seed));
-        if used
-            && (r.usage.prompt_tokens > 0 || r.usage.completion_tokens > 0 || r.usage.requests > 0)
-        {
-            let e = tokens.entry(c).or_default();
-            e.0 += r.usage.prompt_tokens;
-            e.1 += r.usage.completion_tokens;
+            .get(c)
+            .and_then(|t| t.get(&loaded.group(e).task_id))
+            .is_some_and(|s| s.contains_key(&e.seed));
+        if used {
+            let t = tokens.entry(c.clone()).or_default();
+            t.0 += u.prompt_tokens;
+            t.1 += u.completion_tokens;
         }
     }
     if tokens.is_empty() {

@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use benchaudit_agents::{EpisodeRecord, Level, Outcome};
+use benchaudit_agents::{Level, Outcome};
 use benchaudit_runs::JUDGE_SCALE;
 use benchaudit_stats::mean;
 
-use super::{ArmMap, Family, Grid, TaskSeeds, condition, label, shortfall};
+use super::{Family, Grid, TaskSeeds, label, shortfall};
 use crate::error::{Result, stats};
+use crate::load::{Episode, Loaded};
 use crate::model::{Condition, LevelShortfall, ScorerContrast};
 
 /// Across-level shortfalls per (policy, arm, options) family present at two or more levels.
@@ -77,37 +78,58 @@ pub(super) fn level_shortfalls(grid: &Grid, show_hash: bool) -> Result<Vec<Level
     Ok(out)
 }
 
-/// Mean F1 and mean judge / 100 per condition over scored, non-infra episodes.
+/// Mean F1 and mean judge / 100 per condition over scored, non-infra episodes, each mean
+/// summed in episode-key order.
 pub(super) fn scorer_contrast(
-    records: &[EpisodeRecord],
-    arms: &ArmMap,
+    loaded: &Loaded,
+    conditions: &[Condition],
     show_hash: bool,
 ) -> Result<Vec<ScorerContrast>> {
-    let mut by: BTreeMap<Condition, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    let mut sorted: Vec<&EpisodeRecord> = records
+    let mut by: BTreeMap<&Condition, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut sorted: Vec<&Episode> = loaded
+        .episodes
         .iter()
-        .filter(|r| r.outcome != Outcome::InfraError)
+        .filter(|e| e.outcome != Outcome::InfraError)
         .collect();
-    sorted.sort_by(|a, b| a.key.cmp(&b.key));
-    for r in sorted {
-        if let Some(s) = &r.scores
-            && s.f1.is_finite()
-            && s.judge_total.is_finite()
+    // The order of `EpisodeKey`: policy, level, task, seed, arm, options hash.
+    sorted.sort_by(|a, b| {
+        let (ga, gb) = (loaded.group(a), loaded.group(b));
+        (
+            &ga.policy,
+            ga.level,
+            &ga.task_id,
+            a.seed,
+            &ga.arm,
+            &ga.options_hash,
+        )
+            .cmp(&(
+                &gb.policy,
+                gb.level,
+                &gb.task_id,
+                b.seed,
+                &gb.arm,
+                &gb.options_hash,
+            ))
+    });
+    for e in sorted {
+        if let Some((f1, judge_total)) = e.scores
+            && f1.is_finite()
+            && judge_total.is_finite()
         {
-            let e = by.entry(condition(r, arms)).or_default();
-            e.0.push(s.f1);
-            e.1.push(s.judge_total / JUDGE_SCALE);
+            let entry = by.entry(&conditions[e.group]).or_default();
+            entry.0.push(f1);
+            entry.1.push(judge_total / JUDGE_SCALE);
         }
     }
     by.into_iter()
         .map(|(c, (f1, judge))| {
-            let lbl = label(&c, show_hash);
+            let lbl = label(c, show_hash);
             Ok(ScorerContrast {
                 label: lbl.clone(),
                 n: f1.len(),
                 f1_mean: mean(&f1).map_err(stats(&lbl))?,
                 judge_mean: mean(&judge).map_err(stats(&lbl))?,
-                condition: c,
+                condition: c.clone(),
             })
         })
         .collect()

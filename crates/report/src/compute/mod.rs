@@ -30,7 +30,7 @@ mod paired;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use benchaudit_agents::{EpisodeRecord, Level, Outcome};
+use benchaudit_agents::{Level, Outcome};
 use benchaudit_runs::{ArmSetting, JUDGE_SCALE};
 use benchaudit_stats::{PairedConfig, SummaryConfig, five_numbers, mean, summarize, worst};
 
@@ -38,7 +38,7 @@ pub use curves::arm_dose;
 pub use paired::compare_stats;
 
 use crate::error::{Error, Result, stats};
-use crate::load::Loaded;
+use crate::load::{Group, Loaded};
 use crate::model::{
     CellStats, Condition, Excluded, Metric, PooledStats, RecordTally, RunStats, SCHEMA, SeedValue,
     Settings, Shortfall, Tool,
@@ -211,62 +211,97 @@ pub(super) fn label(c: &Condition, show_hash: bool) -> String {
     s
 }
 
-pub(super) fn condition(r: &EpisodeRecord, arms: &ArmMap) -> Condition {
+/// The condition of an episode group (a group is a condition and a task).
+pub(super) fn condition(g: &Group, arms: &ArmMap) -> Condition {
     Condition {
-        policy: r.key.policy.clone(),
-        level: r.key.level,
-        arm: r.key.arm.clone(),
-        options_hash: r.key.options_hash.clone(),
-        setting: arms.get(&r.key.options_hash).copied(),
+        policy: g.policy.clone(),
+        level: g.level,
+        arm: g.arm.clone(),
+        options_hash: g.options_hash.clone(),
+        setting: arms.get(&g.options_hash).copied(),
     }
 }
 
-/// Splits records into usable (condition, task, seed, value) observations and exclusions.
+/// A run's usable episodes: the condition of each group, and (group, seed, value) for every
+/// episode with the metric.
+pub(super) struct Observed {
+    /// By group index ([`Loaded::groups`]).
+    pub conditions: Vec<Condition>,
+    /// (group, seed, metric value).
+    pub values: Vec<(usize, u64, f64)>,
+}
+
+impl Observed {
+    /// condition → task → seed → value.
+    pub fn grid(&self, loaded: &Loaded) -> Grid {
+        let mut grid: Grid = BTreeMap::new();
+        for &(g, seed, v) in &self.values {
+            let c = &self.conditions[g];
+            if !grid.contains_key(c) {
+                grid.insert(c.clone(), TaskSeeds::new());
+            }
+            let tasks = grid.get_mut(c).expect("inserted above");
+            let task = &loaded.groups[g].task_id;
+            if !tasks.contains_key(task) {
+                tasks.insert(task.clone(), BTreeMap::new());
+            }
+            tasks.get_mut(task).expect("inserted above").insert(seed, v);
+        }
+        grid
+    }
+}
+
+/// Splits a run's episodes into usable observations and exclusions.
 pub(super) fn observations(
-    records: &[EpisodeRecord],
+    loaded: &Loaded,
     metric: Metric,
-    arms: &ArmMap,
-) -> (Vec<Observation>, RecordTally, Vec<Excluded>) {
-    let mut obs = Vec::new();
+) -> (Observed, RecordTally, Vec<Excluded>) {
+    let conditions: Vec<Condition> = loaded
+        .groups
+        .iter()
+        .map(|g| condition(g, &loaded.arm_settings))
+        .collect();
+    let mut values = Vec::new();
     let mut excluded = Vec::new();
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
     let (mut infra, mut missing) = (0, 0);
-    for r in records {
-        let outcome = serde_json::to_value(r.outcome)
+    for e in &loaded.episodes {
+        let outcome = serde_json::to_value(e.outcome)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         *outcomes.entry(outcome).or_default() += 1;
-        let reason = if r.outcome == Outcome::InfraError {
+        let reason = if e.outcome == Outcome::InfraError {
             infra += 1;
             Some("infra_error")
-        } else if let Some(v) = metric.of(r) {
-            obs.push((condition(r, arms), r.key.task_id.clone(), r.key.seed, v));
+        } else if let Some(v) = e.metric(metric) {
+            values.push((e.group, e.seed, v));
             None
         } else {
             missing += 1;
             Some("missing_metric")
         };
         if let Some(reason) = reason {
+            let g = loaded.group(e);
             excluded.push(Excluded {
-                policy: r.key.policy.clone(),
-                level: r.key.level,
-                task_id: r.key.task_id.clone(),
-                seed: r.key.seed,
-                arm: r.key.arm.clone(),
+                policy: g.policy.clone(),
+                level: g.level,
+                task_id: g.task_id.clone(),
+                seed: e.seed,
+                arm: g.arm.clone(),
                 reason: reason.to_string(),
-                error: r.error.clone(),
+                error: e.error.clone(),
             });
         }
     }
     let counts = RecordTally {
-        total: records.len(),
-        used: obs.len(),
+        total: loaded.episodes.len(),
+        used: values.len(),
         infra_errors: infra,
         missing_metric: missing,
         outcomes,
     };
-    (obs, counts, excluded)
+    (Observed { conditions, values }, counts, excluded)
 }
 
 /// Computes every statistic of a run report except the figure list.
@@ -278,8 +313,8 @@ pub(super) fn observations(
 /// α/τ); a statistics error otherwise.
 pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
     let arms = &loaded.arm_settings;
-    let (obs, episodes, excluded) = observations(&loaded.records, opts.metric, arms);
-    if obs.is_empty() {
+    let (obs, episodes, excluded) = observations(loaded, opts.metric);
+    if obs.values.is_empty() {
         return Err(Error::Invalid(format!(
             "no episode in {} has the metric `{}` ({} infra errors, {} without it){}",
             loaded.source.run_dir,
@@ -295,14 +330,7 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
     }
     let config = opts.summary_config();
     // condition → task → seed → value (BTreeMaps give the documented orders).
-    let mut grid: Grid = BTreeMap::new();
-    for (c, task, seed, v) in &obs {
-        grid.entry(c.clone())
-            .or_default()
-            .entry(task.clone())
-            .or_default()
-            .insert(*seed, *v);
-    }
+    let grid = obs.grid(loaded);
     let show_hash = hash_needed(grid.keys());
 
     let mut cells = Vec::new();
@@ -347,38 +375,39 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         });
     }
 
-    let levels: Vec<Level> = obs
-        .iter()
-        .map(|o| o.0.level)
+    // Groups with a usable episode, then what they hold.
+    let used: BTreeSet<usize> = obs.values.iter().map(|o| o.0).collect();
+    let used_groups = || used.iter().map(|&g| &loaded.groups[g]);
+    let levels: Vec<Level> = used_groups()
+        .map(|g| g.level)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let mut tasks: Vec<String> = obs
-        .iter()
-        .map(|o| o.1.clone())
+    let mut tasks: Vec<String> = used_groups()
+        .map(|g| g.task_id.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
     tasks.sort_by(|a, b| crate::order::natural(a, b));
-    let policies: Vec<String> = obs
-        .iter()
-        .map(|o| o.0.policy.clone())
+    let policies: Vec<String> = used_groups()
+        .map(|g| g.policy.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
     let seeds: Vec<u64> = obs
+        .values
         .iter()
-        .map(|o| o.2)
+        .map(|o| o.1)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
     let level_shortfalls = levels::level_shortfalls(&grid, show_hash)?;
-    let scorers = levels::scorer_contrast(&loaded.records, arms, show_hash)?;
-    let joint = joint(&loaded.records, arms, show_hash);
+    let scorers = levels::scorer_contrast(loaded, &obs.conditions, show_hash)?;
+    let joint = joint(loaded, arms, show_hash);
     let ab = paired::ab_section(&grid, opts, show_hash)?;
     let degradation = curves::curves(&grid, opts)?;
     let pass_k = extras::pass_k(&grid, opts, show_hash)?;
-    let cost = extras::cost(&loaded.records, arms, &grid, opts, show_hash);
+    let cost = extras::cost(loaded, &obs.conditions, &grid, opts, show_hash);
     Ok(RunStats {
         schema: SCHEMA.to_string(),
         kind: "run".to_string(),
@@ -449,7 +478,7 @@ fn usage_if_setting(opts: &Options) -> impl Fn(Error) -> Error + '_ {
 /// The 2×2, as the audit computes it, with rows best first in the repaired cell (L2 × ground
 /// truth), as in the spectrum.
 fn joint(
-    records: &[EpisodeRecord],
+    loaded: &Loaded,
     arms: &ArmMap,
     show_hash: bool,
 ) -> Option<benchaudit_audit::joint::Joint> {
@@ -463,7 +492,21 @@ fn joint(
         };
         label(&c, show_hash)
     };
-    let mut joint = benchaudit_audit::joint::compute(records, &label_of)?;
+    let episodes = loaded.episodes.iter().map(|e| {
+        let g = loaded.group(e);
+        benchaudit_audit::joint::JointEpisode {
+            policy: &g.policy,
+            level: g.level,
+            task_id: &g.task_id,
+            seed: e.seed,
+            arm: g.arm.as_deref(),
+            options_hash: &g.options_hash,
+            outcome: e.outcome,
+            scores: e.scores,
+            payload_sha256: e.payload_sha256.as_deref(),
+        }
+    });
+    let mut joint = benchaudit_audit::joint::compute_from(episodes, &label_of)?;
     joint.rows.sort_by(|a, b| {
         // Rows with data first (best first), rows without data last.
         let key = |r: &benchaudit_audit::joint::JointRow| r.l2_truth.unwrap_or(f64::NEG_INFINITY);
@@ -483,8 +526,6 @@ pub(super) fn tool() -> Tool {
 
 /// Options hash → the quota setting of an `ab` run's arm ([`Loaded::arm_settings`]).
 pub(super) type ArmMap = BTreeMap<String, ArmSetting>;
-/// One usable episode: (condition, task, seed, metric value).
-pub(super) type Observation = (Condition, String, u64, f64);
 /// (policy, arm, options hash): a condition without its level.
 pub(super) type Family = (String, Option<String>, String);
 /// (policy, level, arm or qualifier, task): one paired table row.

@@ -11,7 +11,7 @@ use benchaudit_stats::{
 };
 
 use super::curves::{Side, arm_side};
-use super::{Grid, Observation, Options, Pairs, TaskSeeds, observations, tool};
+use super::{Grid, Observed, Options, Pairs, TaskSeeds, observations, tool};
 use crate::error::{Error, Result, stats};
 use crate::load::Loaded;
 use crate::model::{CompareStats, Condition, PairedRow, PairedSection, SCHEMA};
@@ -286,20 +286,21 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
         String,
         u64,
     );
-    let (obs_a, counts_a, _) = observations(&a.records, opts.metric, &a.arm_settings);
-    let (obs_b, counts_b, _) = observations(&b.records, opts.metric, &b.arm_settings);
-    let index = |obs: &[Observation], name: &str| -> Result<BTreeMap<Key, f64>> {
+    let (obs_a, counts_a, _) = observations(a, opts.metric);
+    let (obs_b, counts_b, _) = observations(b, opts.metric);
+    let index = |run: &Loaded, obs: &Observed, name: &str| -> Result<BTreeMap<Key, f64>> {
         let mut m = BTreeMap::new();
-        for (c, task, seed, v) in obs {
+        for &(g, seed, v) in &obs.values {
+            let (c, task) = (&obs.conditions[g], &run.groups[g].task_id);
             let key = (
                 c.policy.clone(),
                 c.level,
                 c.arm.clone(),
                 c.setting,
                 task.clone(),
-                *seed,
+                seed,
             );
-            if m.insert(key, *v).is_some() {
+            if m.insert(key, v).is_some() {
                 return Err(Error::Invalid(format!(
                     "run {name} holds {} {} {task} seed {seed} under several option sets; compare runs with one option set each",
                     c.policy, c.level
@@ -308,8 +309,8 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
         }
         Ok(m)
     };
-    let va = index(&obs_a, "A")?;
-    let vb = index(&obs_b, "B")?;
+    let va = index(a, &obs_a, "A")?;
+    let vb = index(b, &obs_b, "B")?;
     let mut pairs: Pairs = BTreeMap::new();
     // The pairing key's arm names the setting too ("escalating; quota 8, slack 0").
     let mut settings: BTreeMap<String, ArmSetting> = BTreeMap::new();
