@@ -53,7 +53,7 @@ RUN_END=$(date +%s)
 cat "$WORK/run.txt"
 
 python3 - "$WORK/run" <<'PY'
-import json, pathlib, sys
+import json, pathlib, subprocess, sys
 run = pathlib.Path(sys.argv[1])
 records = [json.loads(l) for l in (run / "episodes.jsonl").read_text().splitlines() if l.strip()]
 model = [r for r in records if r["key"]["policy"] == "local:smollm2"]
@@ -79,10 +79,11 @@ for r in model:
         o = oracle[(k["level"], k["task_id"], k["seed"])]
         if r["payload_sha256"] != o["payload_sha256"] or r["payload_sha256"] is None:
             fail.append(f"{where}: L0 payload {r['payload_sha256']} differs from the oracle's {o['payload_sha256']}")
-transcripts = list((run / "transcripts").glob("*.json")) if (run / "transcripts").is_dir() else []
+# Transcripts are zstd-compressed JSON; the zstd tool (Debian package zstd) reads them.
+transcripts = list((run / "transcripts").glob("*.json.zst")) if (run / "transcripts").is_dir() else []
 texts = 0
 for t in transcripts:
-    doc = json.loads(t.read_text())
+    doc = json.loads(subprocess.run(["zstd", "-dc", str(t)], check=True, capture_output=True).stdout)
     msgs = doc.get("messages") or {}
     if msgs.get("model") != "local:smollm2":
         continue

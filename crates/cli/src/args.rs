@@ -1,7 +1,7 @@
 //! Value types shared by several subcommands' flags.
 
 use benchaudit_comtrade::{InterfaceProfile, SubmissionProtocol, ToolText};
-use benchaudit_runs::{DesignKind, Metric};
+use benchaudit_runs::{DesignKind, Metric, Transcripts};
 use benchaudit_scoring::RewardScorer;
 use clap::ValueEnum;
 
@@ -42,6 +42,16 @@ flag_enum! {
         Clarified,
         /// `page` described as "Page number" with no base stated.
         Ambiguous,
+    }
+}
+
+flag_enum! {
+    /// Whether a run keeps its episodes' transcripts, on the command line.
+    TranscriptsArg => Transcripts {
+        /// Each episode's events (and an LLM's message log), zstd-compressed, in transcripts/.
+        Keep,
+        /// None (large sweeps of rule players; replaying models needs them).
+        None,
     }
 }
 

@@ -139,7 +139,7 @@ fn models_run_at_every_level_and_the_key_never_reaches_the_run_directory() {
                 .contains("local_solver__L2__T3_duplicates__0")
         })
         .expect("transcript");
-    let t: Value = serde_json::from_str(&std::fs::read_to_string(l2).unwrap()).unwrap();
+    let t: Value = benchaudit_runs::ledger::transcript_file(l2).unwrap();
     assert!(t["messages"]["conversation"].as_array().unwrap().len() > 4);
 
     // Resuming runs nothing and asks the provider nothing.
@@ -318,7 +318,7 @@ fn an_infra_error_is_retried_on_resume_and_the_run_exits_non_zero_while_one_rema
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(
-        names.iter().any(|n| n.ends_with(".attempt-1.json")),
+        names.iter().any(|n| n.ends_with(".attempt-1.json.zst")),
         "{names:?}"
     );
     // Finished now: the same command runs nothing and exits 0.

@@ -318,6 +318,7 @@ impl Design {
             seeds: self.seeds.clone(),
             arms: arms.options.clone(),
             tool_text: benchaudit_comtrade::ToolText::default(),
+            transcripts: crate::ledger::Transcripts::Keep,
         }
     }
 

@@ -715,6 +715,8 @@ pub struct Ledger {
     pub discarded: usize,
     /// The effective records read when opening (`infra_error` ones included: they are run again).
     pub existing: Vec<EpisodeRecord>,
+    /// Whether transcripts are written (the manifest's `transcripts`).
+    transcripts: Transcripts,
 }
 
 impl Ledger {
@@ -806,6 +808,7 @@ impl Ledger {
             attempts: contents.attempts,
             discarded,
             existing: contents.records,
+            transcripts: Transcripts::of(&manifest.config),
         })
     }
 
@@ -814,8 +817,9 @@ impl Ledger {
         self.done.contains(key)
     }
 
-    /// Appends one record (one write, then sync) and its transcript. A retry of a failed
-    /// attempt keeps the attempt's transcript as `<name>.attempt-<n>.json`.
+    /// Appends one record (one write, then sync) and, unless the run keeps none, its
+    /// transcript. A retry of a failed attempt keeps the attempt's transcript as
+    /// `<name>.attempt-<n>.json.zst`.
     ///
     /// # Errors
     /// [`Error::Invalid`] for an episode already finished in the ledger (recording it again
@@ -831,7 +835,8 @@ impl Ledger {
         let transcripts = self.dir.join("transcripts");
         let name = transcript_name(&record.key);
         let earlier = self.attempts.get(&record.key).copied().unwrap_or(0);
-        if earlier > 0 {
+        let keep = self.transcripts == Transcripts::Keep;
+        if keep && earlier > 0 {
             // Keep the failed attempt's transcript. If the attempt file exists, an earlier
             // retry already moved it and crashed before its record was written: the file at
             // `name` then belongs to no record and is overwritten below.
@@ -849,9 +854,13 @@ impl Ledger {
                 }
             }
         }
-        let text =
-            serde_json::to_string(transcript).map_err(Error::json("serialising a transcript"))?;
-        write_atomic(&transcripts.join(name), text.as_bytes())?;
+        if keep {
+            let text =
+                serde_json::to_vec(transcript).map_err(Error::json("serialising a transcript"))?;
+            let packed = zstd::bulk::compress(&text, TRANSCRIPT_LEVEL)
+                .map_err(Error::io("compressing a transcript"))?;
+            write_atomic(&transcripts.join(name), &packed)?;
+        }
         let mut line =
             serde_json::to_string(record).map_err(Error::json("serialising a record"))?;
         line.push('\n');
@@ -869,12 +878,10 @@ impl Ledger {
     }
 }
 
-/// The file a failed attempt's transcript is kept under: `<name>.attempt-<n>.json`, `n` being
-/// the attempt's place among the key's records (1-based).
+/// The file a failed attempt's transcript is kept under: `<name>.attempt-<n>.json.zst`, `n`
+/// being the attempt's place among the key's records (1-based).
 pub fn attempt_name(key: &EpisodeKey, n: usize) -> String {
-    let name = transcript_name(key);
-    let stem = name.strip_suffix(".json").unwrap_or(&name);
-    format!("{stem}.attempt-{n}.json")
+    format!("{}.attempt-{n}.json.zst", transcript_stem(key))
 }
 
 /// Whether another process holds the run directory's lock (a run still being written).
@@ -898,24 +905,103 @@ pub fn recorded_messages(dir: &Path, key: &EpisodeKey) -> Result<Option<Value>> 
 }
 
 /// The transcript of `key`'s effective record in the run directory `dir`, read within
-/// [`TRANSCRIPT_LIMIT`]; `None` when the episode has none.
+/// [`TRANSCRIPT_LIMIT`] (decompressed); `None` when the episode has none (a run that keeps
+/// none, an episode never played). A transcript written before they were compressed
+/// (`<name>.json`) is read too.
 ///
 /// # Errors
-/// [`Error::Corrupt`] for a transcript that cannot be read or is not JSON (naming the file).
+/// [`Error::Corrupt`] for a transcript that cannot be read, decompressed or parsed (naming the
+/// file).
 pub fn read_transcript(dir: &Path, key: &EpisodeKey) -> Result<Option<Value>> {
-    let path = dir.join("transcripts").join(transcript_name(key));
-    let text = match crate::files::read_text_bounded(&path, TRANSCRIPT_LIMIT) {
-        Ok(text) => text,
-        Err(e) if e.is_not_found() => return Ok(None),
-        Err(e) => return Err(Error::Corrupt(e.to_string())),
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| Error::Corrupt(format!("{}: not a transcript: {e}", path.display())))
+    let folder = dir.join("transcripts");
+    for path in [
+        folder.join(transcript_name(key)),
+        folder.join(format!("{}.json", transcript_stem(key))),
+    ] {
+        match read_transcript_file(&path) {
+            Ok(doc) => return Ok(Some(doc)),
+            Err(TranscriptError::Missing) => {}
+            Err(TranscriptError::Bad(why)) => return Err(Error::Corrupt(why)),
+        }
+    }
+    Ok(None)
 }
 
-/// The transcript file name of an episode (safe on every filesystem).
+/// Why a transcript file could not be read.
+#[derive(Debug)]
+enum TranscriptError {
+    Missing,
+    Bad(String),
+}
+
+/// One transcript file: `*.json.zst` decompressed, anything else read as JSON, within
+/// [`TRANSCRIPT_LIMIT`].
+///
+/// # Errors
+/// [`Error::Corrupt`] naming the file when it is missing, cannot be read, decompressed or
+/// parsed.
+pub fn transcript_file(path: &Path) -> Result<Value> {
+    read_transcript_file(path).map_err(|e| match e {
+        TranscriptError::Missing => {
+            Error::Corrupt(format!("{}: no such transcript", path.display()))
+        }
+        TranscriptError::Bad(why) => Error::Corrupt(why),
+    })
+}
+
+fn read_transcript_file(path: &Path) -> std::result::Result<Value, TranscriptError> {
+    let packed = path.extension().is_some_and(|e| e == "zst");
+    let bytes = if packed {
+        read_packed(path)
+    } else {
+        crate::files::read_bounded(path, TRANSCRIPT_LIMIT)
+    };
+    let bytes = match bytes {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() => return Err(TranscriptError::Missing),
+        Err(e) => return Err(TranscriptError::Bad(e.to_string())),
+    };
+    serde_json::from_slice(&bytes)
+        .map_err(|e| TranscriptError::Bad(format!("{}: not a transcript: {e}", path.display())))
+}
+
+/// The zstd level transcripts are written at: the default, a few MB/s of a core for a rule
+/// player's transcript (they compress about eightfold at it).
+const TRANSCRIPT_LEVEL: i32 = 3;
+
+/// A compressed transcript, decompressed within [`TRANSCRIPT_LIMIT`] (a larger one, or a
+/// compressed file over that size, is refused unread past the limit).
+fn read_packed(path: &Path) -> std::result::Result<Vec<u8>, crate::files::FileError> {
+    let io = |source| crate::files::FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = crate::files::open_regular(path, TRANSCRIPT_LIMIT)?;
+    let decoder = zstd::stream::read::Decoder::new(file).map_err(io)?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(
+        &mut io::Read::take(decoder, TRANSCRIPT_LIMIT + 1),
+        &mut bytes,
+    )
+    .map_err(io)?;
+    if bytes.len() as u64 > TRANSCRIPT_LIMIT {
+        return Err(crate::files::FileError::TooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len() as u64,
+            limit: TRANSCRIPT_LIMIT,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The transcript file name of an episode (safe on every filesystem): zstd-compressed JSON,
+/// `<policy>__<level>__<task>__<seed>[__<arm>]__<options>.json.zst`.
 pub fn transcript_name(key: &EpisodeKey) -> String {
+    format!("{}.json.zst", transcript_stem(key))
+}
+
+/// A transcript file's name without its extension.
+fn transcript_stem(key: &EpisodeKey) -> String {
     let policy: String = key
         .policy
         .chars()
@@ -933,9 +1019,44 @@ pub fn transcript_name(key: &EpisodeKey) -> String {
         .map(|a| format!("__{a}"))
         .unwrap_or_default();
     format!(
-        "{policy}__{}__{}__{}{arm}__{}.json",
+        "{policy}__{}__{}__{}{arm}__{}",
         key.level, key.task_id, key.seed, key.options_hash
     )
+}
+
+/// Whether a run keeps its episodes' transcripts (`run --transcripts`).
+///
+/// Exists because a large sweep of rule players may not want them: recorded in the manifest's
+/// configuration as `"transcripts": "none"` (absent: kept, as every run before the choice
+/// existed), so a resume keeps the choice and a reader knows an absent transcript is expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transcripts {
+    /// Every episode's transcript, zstd-compressed, in `transcripts/`.
+    #[default]
+    Keep,
+    /// None: `transcripts/` stays empty; replay of models and `export`'s messages need them.
+    None,
+}
+
+impl Transcripts {
+    /// The choice a run's configuration records.
+    #[must_use]
+    pub fn of(config: &Value) -> Transcripts {
+        match config.get("transcripts").and_then(Value::as_str) {
+            Some("none") => Transcripts::None,
+            _ => Transcripts::Keep,
+        }
+    }
+
+    /// The name `--transcripts` and the manifest use.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Transcripts::Keep => "keep",
+            Transcripts::None => "none",
+        }
+    }
 }
 
 /// Writes a file atomically: temp file in the same directory, sync, rename, sync the directory.

@@ -76,7 +76,8 @@ pub use design::{
 pub use error::{Error, Result};
 pub use execute::{Executed, Progress, execute, execute_shard};
 pub use ledger::{
-    Ledger, LedgerContents, Manifest, PlanScope, Resume, read_ledger, scan_ledger, write_atomic,
+    Ledger, LedgerContents, Manifest, PlanScope, Resume, Transcripts, read_ledger, scan_ledger,
+    write_atomic,
 };
 pub use merge::{Merged, merge};
 pub use metric::{JUDGE_SCALE, Metric};

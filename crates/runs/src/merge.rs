@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::ledger::{
-    Manifest, attempt_name, canonical, describe, differences, read_ledger, transcript_name,
-    write_atomic,
+    Manifest, Transcripts, attempt_name, canonical, describe, differences, read_ledger,
+    transcript_name, write_atomic,
 };
 use crate::shard::{Shard, ShardManifest, keys_sha256, plan_sha256};
 
@@ -482,9 +482,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         .map_err(Error::io(format!("creating {}", transcripts.display())))?;
     let mut copied = 0;
     let mut lines: Vec<EpisodeRecord> = Vec::new();
+    // A plan that keeps no transcripts has none to copy.
+    let keep = Transcripts::of(&first.manifest.config) == Transcripts::Keep;
     for (s, contents) in &ledgers {
         let from = s.dir.join("transcripts");
-        for r in &contents.records {
+        for r in contents.records.iter().filter(|_| keep) {
             let name = transcript_name(&r.key);
             copy(&from.join(&name), &transcripts.join(&name), true)?;
             copied += 1;

@@ -4,6 +4,7 @@ use benchaudit_agents::{EpisodeKey, EpisodeSpec, Level, RunOptions};
 use benchaudit_comtrade::{TaskSpec, ToolText};
 use serde_json::{Value, json};
 
+use crate::ledger::Transcripts;
 use crate::player::Player;
 
 /// A cross product of episodes. An arm is one set of [`RunOptions`] (interface, submission
@@ -24,6 +25,9 @@ pub struct Plan {
     /// Recorded in the manifest as `tool_text`, so a resume under the other wording is
     /// refused naming the field.
     pub tool_text: ToolText,
+    /// Whether the ledger keeps each episode's transcript (`--transcripts`); recorded in the
+    /// manifest as `"transcripts": "none"` when it keeps none.
+    pub transcripts: Transcripts,
 }
 
 /// One episode of a plan: who plays what, and the ledger key it will be recorded under.
@@ -60,7 +64,15 @@ impl Plan {
             seeds,
             arms: vec![RunOptions::default()],
             tool_text: ToolText::default(),
+            transcripts: Transcripts::Keep,
         }
+    }
+
+    /// The same plan keeping transcripts or not.
+    #[must_use]
+    pub fn with_transcripts(mut self, transcripts: Transcripts) -> Self {
+        self.transcripts = transcripts;
+        self
     }
 
     /// The same plan with models shown the tools in wording `text`.
@@ -143,6 +155,9 @@ impl Plan {
             .collect();
         if !models.is_empty() {
             config["models"] = json!(models);
+        }
+        if self.transcripts == Transcripts::None {
+            config["transcripts"] = json!(self.transcripts.name());
         }
         config
     }

@@ -433,3 +433,75 @@ fn a_provider_refusal_is_not_recorded_and_stops_the_run() {
     let done = execute(dir.path(), r.plan.config(), &r.plan, 1, &mut |_| {}).unwrap();
     assert_eq!((done.ran, done.records.len()), (4, 4));
 }
+
+/// Issue 37: transcripts are zstd-compressed JSON, read back by `read_transcript` (as are the
+/// plain ones older runs wrote), and a run may keep none, which its manifest records.
+#[test]
+fn transcripts_are_compressed_or_not_kept_as_the_manifest_says() {
+    use benchaudit_runs::Transcripts;
+    use benchaudit_runs::ledger::{read_transcript, transcript_name};
+    let plan = || {
+        Plan::new(
+            vec![Player::rule(RuleKind::NoDedup)],
+            vec![Level::L0, Level::L2],
+            vec![task("T3_duplicates").unwrap()],
+            vec![0, 1],
+        )
+    };
+    let kept = tempfile::tempdir().unwrap();
+    let run = execute(kept.path(), plan().config(), &plan(), 1, &mut |_| {}).unwrap();
+    assert!(
+        plan().config().get("transcripts").is_none(),
+        "kept: the manifest is as before"
+    );
+    let folder = kept.path().join("transcripts");
+    for r in &run.records {
+        let name = transcript_name(&r.key);
+        assert!(name.ends_with(".json.zst"), "{name}");
+        let bytes = std::fs::read(folder.join(&name)).unwrap();
+        assert_eq!(bytes[..4], [0x28, 0xb5, 0x2f, 0xfd], "a zstd frame");
+        let doc = read_transcript(kept.path(), &r.key).unwrap().unwrap();
+        let events = doc["events"].as_array().unwrap();
+        assert!(events.iter().any(|e| e["event"] == "call"), "{doc}");
+        // Smaller than the JSON it holds.
+        assert!(bytes.len() < serde_json::to_vec(&doc).unwrap().len());
+    }
+    // A transcript written before they were compressed is read too; a damaged one is an error.
+    let key = &run.records[0].key;
+    let doc = read_transcript(kept.path(), key).unwrap().unwrap();
+    std::fs::remove_file(folder.join(transcript_name(key))).unwrap();
+    let plain = transcript_name(key).replace(".json.zst", ".json");
+    std::fs::write(folder.join(&plain), serde_json::to_vec(&doc).unwrap()).unwrap();
+    assert_eq!(read_transcript(kept.path(), key).unwrap(), Some(doc));
+    std::fs::remove_file(folder.join(&plain)).unwrap();
+    std::fs::write(folder.join(transcript_name(key)), b"not zstd").unwrap();
+    assert!(matches!(
+        read_transcript(kept.path(), key),
+        Err(Error::Corrupt(_))
+    ));
+
+    let none = tempfile::tempdir().unwrap();
+    let plan_none = || plan().with_transcripts(Transcripts::None);
+    let config = plan_none().config();
+    assert_eq!(config["transcripts"], "none");
+    assert_eq!(Transcripts::of(&config), Transcripts::None);
+    let run = execute(none.path(), config, &plan_none(), 1, &mut |_| {}).unwrap();
+    assert_eq!(run.records.len(), 4);
+    assert_eq!(
+        std::fs::read_dir(none.path().join("transcripts"))
+            .unwrap()
+            .count(),
+        0
+    );
+    let manifest = Manifest::read(none.path()).unwrap().unwrap();
+    assert_eq!(manifest.config["transcripts"], "none");
+    assert_eq!(
+        read_transcript(none.path(), &run.records[0].key).unwrap(),
+        None
+    );
+    // A resume that would keep them is another configuration.
+    let Err(err) = execute(none.path(), plan().config(), &plan(), 1, &mut |_| {}) else {
+        panic!("a resume that keeps transcripts is refused");
+    };
+    assert!(err.to_string().contains("config.transcripts"), "{err}");
+}

@@ -564,3 +564,23 @@ proptest! {
         prop_assert_eq!(hashes.len(), 1);
     }
 }
+
+/// Shards of a plan that keeps no transcripts merge without any.
+#[test]
+fn shards_without_transcripts_merge() {
+    let plan = rule_plan(0..2).with_transcripts(benchaudit_runs::Transcripts::None);
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..2).map(|i| tmp.path().join(format!("s{i}"))).collect();
+    for (i, d) in dirs.iter().enumerate() {
+        run_shard(&plan, i as u32, 2, d);
+        assert!(transcripts(d).is_empty());
+    }
+    let out = tmp.path().join("merged");
+    let merged = merge(&dirs, &out).unwrap();
+    assert_eq!((merged.records.len(), merged.transcripts), (plan.len(), 0));
+    assert!(transcripts(&out).is_empty());
+    assert_eq!(
+        Manifest::read(&out).unwrap().unwrap().config["transcripts"],
+        "none"
+    );
+}

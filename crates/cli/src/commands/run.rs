@@ -14,7 +14,7 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::UsageError;
-use crate::args::{InterfaceArg, JobsArg, RewardArg, SubmissionArg, ToolTextArg};
+use crate::args::{InterfaceArg, JobsArg, RewardArg, SubmissionArg, ToolTextArg, TranscriptsArg};
 use crate::args::{Tasks, select_tasks};
 use crate::output::{print, print_json};
 
@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// --out; `benchaudit merge` joins the shards (docs/scale-out.md).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
+    /// Keep each episode's transcript (zstd-compressed JSON in RUN_DIR/transcripts) or none;
+    /// recorded in the manifest.
+    #[arg(long, value_enum, default_value = "keep")]
+    pub transcripts: TranscriptsArg,
     /// Real models and how to reach them.
     #[command(flatten)]
     pub models: ModelArgs,
@@ -180,7 +184,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             reward: args.reward.into(),
             stress: None,
         })
-        .with_tool_text(args.models.tool_text.into());
+        .with_tool_text(args.models.tool_text.into())
+        .with_transcripts(args.transcripts.into());
     let executed = run_with_progress(&args.out, plan.config(), &plan, args.jobs.get(), args.shard)?;
     let summary = benchaudit_report::text::RunSummary::of(&executed.records);
     if args.json {
