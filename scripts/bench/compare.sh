@@ -30,9 +30,11 @@
 # run / B's run. Throughput falls with it, and on the machines measured so far the CPU charged
 # to the faster server rose with it too (docs/performance.md): only runs where it is low
 # measure the servers.
-# Then MCP: `tools/call fetch_page {"page": 1}` as JSON-RPC over streamable HTTP on the
-# episode's mcp_url, the same wrk settings (benchaudit only: the released service has no MCP
-# endpoint of its own).
+# Then MCP beside REST: `tools/call fetch_page {"page": 1}` as JSON-RPC over streamable HTTP on
+# the episode's mcp_url, and REST's `GET …/pages/1` of the same task, in alternation (REST MCP
+# REST MCP …, ROUNDS rounds), the same wrk settings; the MCP/REST CPU ratio is the cost of the
+# protocol over the same page (benchaudit only: the released service has no MCP endpoint).
+# MCP_ONLY=1 runs only this part (RELEASED_MOCK is then not needed).
 # With FLOOR=nginx, each round also measures the transport floor: the bytes of benchaudit's own
 # page 1 answer served from a file by nginx (one worker, pinned to SERVER_CPU like the others),
 # once copied from nginx's buffer into the socket (`sendfile off`: what any server that builds
@@ -43,7 +45,8 @@
 # bounded by -d and timeout.
 set -euo pipefail
 
-: "${RELEASED_MOCK:?set RELEASED_MOCK to the directory of the released mock service (app.py, run.sh)}"
+MCP_ONLY=${MCP_ONLY:-}
+[[ -n "$MCP_ONLY" ]] || : "${RELEASED_MOCK:?set RELEASED_MOCK to the directory of the released mock service (app.py, run.sh), or MCP_ONLY=1}"
 DURATION=${DURATION:-8}
 ROUNDS=${ROUNDS:-2}
 CONNECTIONS=${CONNECTIONS:-16}
@@ -65,7 +68,7 @@ case "$FLOOR" in
   nginx) command -v nginx >/dev/null || { echo "FLOOR=nginx: nginx not found" >&2; exit 2; } ;;
   *) echo "FLOOR must be empty or nginx, not $FLOOR" >&2; exit 2 ;;
 esac
-[[ -x "$RELEASED_MOCK/run.sh" ]] || { echo "no executable run.sh in RELEASED_MOCK=$RELEASED_MOCK" >&2; exit 2; }
+[[ -n "$MCP_ONLY" || -x "$RELEASED_MOCK/run.sh" ]] || { echo "no executable run.sh in RELEASED_MOCK=$RELEASED_MOCK" >&2; exit 2; }
 if [[ -z "$BIN" ]]; then
   (cd "$ROOT" && cargo build --release -p benchaudit --quiet)
   BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/benchaudit"
@@ -92,14 +95,16 @@ wait_up() { # url
 }
 
 # taskset and run.sh exec their command, so these are the servers' own PIDs.
-taskset -c "$SERVER_CPU" "$RELEASED_MOCK/run.sh" "$PORT_A" >"$WORK/released.log" 2>&1 &
-PID_A=$!
-PIDS+=("$PID_A")
+if [[ -z "$MCP_ONLY" ]]; then
+  taskset -c "$SERVER_CPU" "$RELEASED_MOCK/run.sh" "$PORT_A" >"$WORK/released.log" 2>&1 &
+  PID_A=$!
+  PIDS+=("$PID_A")
+fi
 taskset -c "$SERVER_CPU" "$BIN" serve --addr "127.0.0.1:$PORT_B" --idle-timeout 0 >"$WORK/benchaudit.log" 2>&1 &
 PID_B=$!
 PIDS+=("$PID_B")
 wait_up "http://127.0.0.1:$PORT_B/healthz"
-wait_up "http://127.0.0.1:$PORT_A/api/data?task_id=T3_duplicates&page=1"
+[[ -n "$MCP_ONLY" ]] || wait_up "http://127.0.0.1:$PORT_A/api/data?task_id=T3_duplicates&page=1"
 
 curl -fsS "http://127.0.0.1:$PORT_B/v1/tasks" >"$WORK/tasks.json"
 query_of() { # task -> the released endpoint's query string for page 1
@@ -151,6 +156,7 @@ ratio_x() { # NUM DEN -> "NUM/DEN" as "12.3x", or n/a when DEN is 0
 }
 
 echo "machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+if [[ -z "$MCP_ONLY" ]]; then
 echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s --latency, wrk on CPU $WRK_CPU, servers on CPU $SERVER_CPU; $ROUNDS rounds A B A B"
 echo "A = released mock ($RELEASED_MOCK/run.sh), B = $BIN serve"
 [[ -z "$FLOOR" ]] || echo "each round also runs the transport floor after A and B: nginx ($(nginx -v 2>&1 | cut -d/ -f2)) serving B's page 1 bytes from a file, copy then zero"
@@ -263,14 +269,37 @@ for task in $TASKS; do
   fi
 done
 
+fi
 echo
-echo "MCP tools/call fetch_page {page: 1} on benchaudit (POST /v1/episodes/{id}/mcp, JSON response)"
-printf '%-22s %12s %10s %9s %7s  %s\n' task "req/s" p99 "cpu-us" "stolen" "load (1 5 15)"
+echo "MCP tools/call fetch_page {page: 1} (POST /v1/episodes/{id}/mcp, JSON response) beside REST GET /v1/episodes/{id}/pages/1 on benchaudit, alternating REST MCP, $ROUNDS rounds"
+printf '%-22s %5s %10s %9s %10s %9s %9s %9s %7s  %s\n' task round "REST req/s" "cpu-us" "MCP req/s" "MCP p99" "cpu-us" "MCP/REST" "stolen" "load (1 5 15)"
+declare -A SUM_R SUM_M SUM_CR SUM_CM MCP_URL REST_URL
 for task in $TASKS; do
   id=$(open_episode "$task")
-  url="http://127.0.0.1:$PORT_B/v1/episodes/$id/mcp"
-  read -r m_rps m_p99 m_bad m_cpu m_st < <(run_wrk "$PID_B" "$url" -s "$WORK/mcp.lua")
-  note=""
-  [[ "$m_bad" == "0" ]] || note="  non-2xx: $m_bad"
-  printf '%-22s %12s %10s %9s %7s  %s%s\n' "$task" "$m_rps" "$m_p99" "$m_cpu" "$m_st%" "$(load)" "$note"
+  MCP_URL[$task]="http://127.0.0.1:$PORT_B/v1/episodes/$id/mcp"
+  REST_URL[$task]="http://127.0.0.1:$PORT_B/v1/episodes/$id/pages/1"
+  for _ in 1 2 3 4 5; do curl -sS -o /dev/null "${REST_URL[$task]}"; done
+  SUM_R[$task]=0
+  SUM_M[$task]=0
+  SUM_CR[$task]=0
+  SUM_CM[$task]=0
+done
+for round in $(seq 1 "$ROUNDS"); do
+  for task in $TASKS; do
+    read -r r_rps r_p99 r_bad r_cpu r_st < <(run_wrk "$PID_B" "${REST_URL[$task]}")
+    read -r m_rps m_p99 m_bad m_cpu m_st < <(run_wrk "$PID_B" "${MCP_URL[$task]}" -s "$WORK/mcp.lua")
+    note=""
+    [[ "$r_bad$m_bad" == "00" ]] || note="  non-2xx: REST $r_bad, MCP $m_bad"
+    printf '%-22s %5s %10s %9s %10s %9s %9s %9s %7s  %s%s\n' "$task" "$round" "$r_rps" "$r_cpu" "$m_rps" "$m_p99" "$m_cpu" \
+      "$(ratio_x "$m_cpu" "$r_cpu")" "$r_st%/$m_st%" "$(load)" "$note"
+    SUM_R[$task]=$(plus "${SUM_R[$task]}" "$r_rps")
+    SUM_M[$task]=$(plus "${SUM_M[$task]}" "$m_rps")
+    SUM_CR[$task]=$(plus "${SUM_CR[$task]}" "$r_cpu")
+    SUM_CM[$task]=$(plus "${SUM_CM[$task]}" "$m_cpu")
+  done
+done
+echo
+for task in $TASKS; do
+  printf '%-22s over all rounds: MCP CPU per request = %s REST'"'"'s, REST/MCP throughput = %s\n' \
+    "$task" "$(ratio_x "${SUM_CM[$task]}" "${SUM_CR[$task]}")" "$(ratio_x "${SUM_R[$task]}" "${SUM_M[$task]}")"
 done

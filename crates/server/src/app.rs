@@ -237,6 +237,21 @@ impl App {
         }
     }
 
+    /// `fetch_page` called as a tool: its arguments read by the parser every door uses, then
+    /// [`App::fetch_page`]. The one implementation behind MCP's `fetch_page`, whether its answer
+    /// is then built as a JSON value ([`App::call_tool`]) or written straight from the rows
+    /// (`mcp_page`).
+    pub async fn fetch_page_call(
+        &self,
+        slot: &Slot,
+        args: serde_json::Map<String, Value>,
+    ) -> Result<(&'static TaskSpec, PageResponse), Failure> {
+        match FetchPageArgs::from_json(&Value::Object(args)) {
+            Err(e) => Err(Failure::from(e.envelope(slot.options.interface))),
+            Ok(args) => self.fetch_page(slot, args).await,
+        }
+    }
+
     /// `append_results` (chunked protocol): returns the number of records held so far. The
     /// copy into the episode's buffer runs on the CPU pool, the episode locked meanwhile.
     pub async fn append(
@@ -385,15 +400,12 @@ impl App {
                 Err(e) => bad_args(e),
                 Ok(TaskInfoArgs) => Ok(json(serde_json::to_value(self.task_info(&slot).await))),
             },
-            "fetch_page" => match FetchPageArgs::from_json(&Value::Object(args)) {
-                Err(e) => bad_args(e),
-                Ok(args) => self.fetch_page(&slot, args).await.map(|(task, page)| {
-                    json(serde_json::to_value(crate::answer::PageBody {
-                        task,
-                        page: &page,
-                    }))
-                }),
-            },
+            "fetch_page" => self.fetch_page_call(&slot, args).await.map(|(task, page)| {
+                json(serde_json::to_value(crate::answer::PageBody {
+                    task,
+                    page: &page,
+                }))
+            }),
             "append_results" => match AppendArgs::from_json(&Value::Object(args)) {
                 Ok(a) => self
                     .append(slot, a.data_jsonl)

@@ -48,6 +48,7 @@ pub mod gate;
 pub mod jsonrpc;
 pub mod lane;
 pub mod mcp;
+mod mcp_page;
 pub mod metrics;
 pub mod net;
 pub mod openenv;
@@ -430,6 +431,19 @@ async fn episode_mcp_route(
         Err(answer) => return answer,
     };
     let (mut parts, body) = request.into_parts();
+    // The gate has already read the body whole (and `check_jsonrpc` a JSON one).
+    let body = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            return Failure::new(400, format!("cannot read the request body: {e}")).into_response();
+        }
+    };
+    // A plain `fetch_page` call is answered from the page's bytes; anything else by the SDK.
+    let body =
+        match mcp_page::try_answer(&http.app, &slot, &parts.method, &parts.headers, body).await {
+            Ok(answer) => return answer,
+            Err(body) => Body::from(body),
+        };
     parts.extensions.insert(BoundEpisode(slot.id));
     drop(slot);
     http.episode_mcp

@@ -350,3 +350,92 @@ async fn stdio_server_runs_an_oracle_episode() {
         .unwrap()
         .unwrap();
 }
+
+/// Issue 37: a plain `tools/call fetch_page` on `/v1/episodes/{id}/mcp` is answered from the
+/// page's bytes (no value tree); its answer is the SDK's, as JSON, for pages, faults, argument
+/// errors and a spent budget. The SDK answers the same call when it carries an
+/// `MCP-Protocol-Version` header (2025-03-26: what a call without one is read as).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_path_answers_fetch_page_as_the_sdk_does() {
+    let fx = Fixture::start(ServerConfig::default()).await;
+    let post = |id: String, body: String, sdk: bool| {
+        let mut r = fx
+            .http
+            .post(fx.url(&format!("/v1/episodes/{id}/mcp")))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        if sdk {
+            r = r.header("mcp-protocol-version", "2025-03-26");
+        }
+        async move {
+            let r = r.send().await.unwrap();
+            let status = r.status().as_u16();
+            let kind = r.headers()["content-type"].to_str().unwrap().to_string();
+            (status, kind, r.text().await.unwrap())
+        }
+    };
+    let call = |id: Value, args: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "fetch_page", "arguments": args}})
+        .to_string()
+    };
+    // T1: one large page; T4: 429 faults on its first requests; T10: a small budget.
+    for (task_id, max_requests) in [
+        ("T1_single_page", None),
+        ("T4_rate_limit_429", None),
+        ("T7_totals_trap", None),
+        ("T10_constrained_budget", Some(3)),
+    ] {
+        let body = json!({"task_id": task_id, "seed": 5, "max_requests": max_requests});
+        let (lane, sdk) = (fx.create(body.clone()).await, fx.create(body).await);
+        let calls = [
+            call(json!(1), json!({"page": 1})),
+            call(json!("two"), json!({"page": 1, "page_size": 50})),
+            call(json!(3), json!({"page": 0})),
+            call(json!(4), json!({"page": "x"})),
+            call(json!(5), json!({"page": 2, "extra": true})),
+            call(json!(-6), json!({"page": 1})),
+            call(json!(7), json!({"page": 2})),
+        ];
+        for c in calls {
+            let (a, b) = (
+                post(lane.clone(), c.clone(), false).await,
+                post(sdk.clone(), c.clone(), true).await,
+            );
+            assert_eq!((a.0, &a.1), (200, &"application/json".to_string()), "{c}");
+            assert_eq!((b.0, &b.1), (a.0, &a.1), "{c}");
+            // The text content is the structured content printed: compared as JSON (the SDK
+            // prints keys sorted, the page path in the page's order).
+            let parsed = |body: &str| {
+                let mut v: Value = serde_json::from_str(body).unwrap();
+                let text = &mut v["result"]["content"][0]["text"];
+                *text = serde_json::from_str(text.as_str().unwrap()).unwrap();
+                assert_eq!(
+                    v["result"]["content"][0]["text"],
+                    v["result"]["structuredContent"]
+                );
+                v
+            };
+            let (va, vb) = (parsed(&a.2), parsed(&b.2));
+            assert_eq!(va, vb, "{task_id} {c}");
+            if va["result"]["isError"] == false {
+                // The page path wrote REST's bytes; the SDK writes keys in sorted order.
+                assert!(
+                    a.2.contains(r#""structuredContent":{"rows":"#),
+                    "{}",
+                    &a.2[..200]
+                );
+                assert!(!b.2.contains(r#""structuredContent":{"rows":"#));
+            }
+        }
+        // Both episodes spent the same requests.
+        let (_, la) = fx.get(&format!("/v1/episodes/{lane}")).await;
+        let (_, lb) = fx.get(&format!("/v1/episodes/{sdk}")).await;
+        assert_eq!(la["requests_used"], lb["requests_used"], "{la}");
+    }
+    // Every call above counted as an MCP tool call, by either path.
+    let m = fx.metrics().await;
+    assert_eq!(m.value("benchaudit_mcp_tool_calls_total"), Some(56.0));
+    fx.shutdown().await;
+}
