@@ -487,12 +487,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     for (s, contents) in &ledgers {
         let from = s.dir.join("transcripts");
         for r in contents.records.iter().filter(|_| keep) {
-            let name = transcript_name(&r.key);
+            let name = stored_name(&from, transcript_name(&r.key));
             copy(&from.join(&name), &transcripts.join(&name), true)?;
             copied += 1;
             let attempts = contents.attempts.get(&r.key).copied().unwrap_or(1);
             for n in 1..attempts {
-                let name = attempt_name(&r.key, n);
+                let name = stored_name(&from, attempt_name(&r.key, n));
                 if copy(&from.join(&name), &transcripts.join(&name), false)? {
                     copied += 1;
                 }
@@ -537,6 +537,16 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         plan_sha256: plan_hash,
         transcripts: copied,
     })
+}
+
+/// The name a transcript has in the folder `from`: `name` (compressed, `*.json.zst`), or the
+/// plain `*.json` a shard recorded before transcripts were compressed holds instead. It is
+/// copied under that name; [`crate::ledger::read_transcript`] reads either.
+fn stored_name(from: &Path, name: String) -> String {
+    match name.strip_suffix(".zst") {
+        Some(plain) if !from.join(&name).exists() && from.join(plain).exists() => plain.to_string(),
+        _ => name,
+    }
 }
 
 /// Copies `from` to `to`; a missing `from` is an error when `required`, else `Ok(false)`.

@@ -584,3 +584,33 @@ fn shards_without_transcripts_merge() {
         "none"
     );
 }
+
+/// Shards recorded before transcripts were compressed (plain `*.json`) still merge, their
+/// transcripts copied and read back as they were.
+#[test]
+fn shards_with_plain_transcripts_merge() {
+    use benchaudit_runs::ledger::{read_transcript, transcript_name};
+    let plan = rule_plan(0..2);
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..2).map(|i| tmp.path().join(format!("s{i}"))).collect();
+    let mut docs = BTreeMap::new();
+    for (i, d) in dirs.iter().enumerate() {
+        let run = run_shard(&plan, i as u32, 2, d);
+        for r in &run.records {
+            let doc = read_transcript(d, &r.key).unwrap().unwrap();
+            let zst = d.join("transcripts").join(transcript_name(&r.key));
+            let plain = zst.with_extension("");
+            std::fs::write(&plain, serde_json::to_vec(&doc).unwrap()).unwrap();
+            std::fs::remove_file(&zst).unwrap();
+            docs.insert(format!("{:?}", r.key), (r.key.clone(), doc));
+        }
+    }
+    let out = tmp.path().join("merged");
+    let merged = merge(&dirs, &out).unwrap();
+    assert_eq!(merged.transcripts, plan.len());
+    assert_eq!(docs.len(), plan.len());
+    for (key, doc) in docs.values() {
+        assert_eq!(read_transcript(&out, key).unwrap().as_ref(), Some(doc));
+    }
+    assert!(transcripts(&out).keys().all(|n| n.ends_with(".json")));
+}
