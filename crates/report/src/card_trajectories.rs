@@ -101,7 +101,8 @@ pub fn blocks(a: &TrajectoriesAudit, ti: usize, fig_dir: &Path, slug: &str) -> R
     let mut b = vec![
         Block::Heading(2, a.target.clone()),
         Block::Paragraph(format!(
-            "Forged runs played through the released {package} v{version} with no model call: scripted participants emit each forgery's turns, the benchmark's own environment answers every tool call, and `{evaluator}` scores the run (it replays every call against a fresh environment first). Probed: {sample}. The forged trajectories are in `forged/{slug}.jsonl`, one run a line, for scoring by another scorer."
+            "Forged runs played through the released {package} v{version} with no model call: {}, and `{evaluator}` scores the run. Probed: {sample}. The forged trajectories are in `forged/{slug}.jsonl`, one run a line, for scoring by another scorer.",
+            a.config.benchmark.how_played()
         )),
     ];
     if !a.failures.is_empty() {
@@ -292,7 +293,7 @@ fn group_blocks(
         rows.push(r);
     }
     b.push(Block::Paragraph(
-        "Pass rate of every forgery on every component: passed of the tasks it was built for where the evaluator scored that component (`-`: never scored, e.g. COMMUNICATE on tasks with nothing to communicate, or any component of a run τ² does not score).".into(),
+        "Pass rate of every forgery on every component: passed of the tasks it was built for where the evaluator scored that component (`-`: never scored: the evaluator checks nothing of that component on those tasks, or scores no component of such a run).".into(),
     ));
     b.push(table(header, rows));
     // Separation per component.

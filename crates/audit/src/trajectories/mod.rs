@@ -171,8 +171,12 @@ pub struct RunRecord {
 pub struct ReplayResult {
     /// Runs played twice.
     pub runs: usize,
+    /// Units they belong to.
+    pub units: usize,
     /// Runs whose scores, termination or trajectory differed.
     pub mismatches: usize,
+    /// Of them, runs whose scores or termination differed (not only the trajectory).
+    pub score_mismatches: usize,
     /// The replay's cell.
     pub cell: Cell,
 }
@@ -300,7 +304,9 @@ pub fn audit(
         rollup: crate::battery::rollup(target, &[]),
         replay: ReplayResult {
             runs: 0,
+            units: 0,
             mismatches: 0,
+            score_mismatches: 0,
             cell: Cell::not_probed("nothing was played"),
         },
         ownership: ownership::OwnershipResult::not_probed("nothing was played"),
@@ -427,7 +433,9 @@ pub fn audit(
     out.replay = if replayed.is_empty() {
         ReplayResult {
             runs: 0,
+            units: 0,
             mismatches: 0,
+            score_mismatches: 0,
             cell: Cell::not_probed("no built run was chosen for replay"),
         }
     } else {
@@ -438,17 +446,31 @@ pub fn audit(
         {
             Ok(second) => {
                 let mut mismatches = 0;
+                let mut score_mismatches = 0;
+                let mut example = None;
                 for (((i, _), item), p) in replayed.iter().zip(&batch).zip(second) {
                     let again = record(item, p);
                     let r = &mut records[*i];
-                    let same = r.built == again.built
+                    let same_scores = r.built == again.built
                         && r.scores == again.scores
                         && r.termination == again.termination
-                        && r.error == again.error
-                        && r.trajectory == again.trajectory;
+                        && r.error == again.error;
+                    let same = same_scores && r.trajectory == again.trajectory;
                     r.replay_match = Some(same);
                     if !same {
                         mismatches += 1;
+                        if !same_scores {
+                            score_mismatches += 1;
+                        }
+                        example.get_or_insert_with(|| {
+                            format!(
+                                "{} {} {}{}",
+                                r.group,
+                                label(&r.unit),
+                                r.forgery.name(),
+                                first_difference(&r.trajectory, &again.trajectory)
+                            )
+                        });
                     }
                 }
                 let units: usize = probed
@@ -457,7 +479,9 @@ pub fn audit(
                     .sum();
                 ReplayResult {
                     runs: replayed.len(),
+                    units,
                     mismatches,
+                    score_mismatches,
                     cell: if mismatches == 0 {
                         Cell {
                             status: Status::Pass,
@@ -470,8 +494,9 @@ pub fn audit(
                         Cell {
                             status: Status::Fail,
                             evidence: format!(
-                                "{mismatches} of {} forged runs differed in trajectory, termination or score when a second hook process played them again",
-                                replayed.len()
+                                "{mismatches} of {} forged runs differed when a second hook process played them again, {score_mismatches} of them in their score or termination (e.g. {})",
+                                replayed.len(),
+                                example.unwrap_or_default()
                             ),
                         }
                     },
@@ -481,7 +506,9 @@ pub fn audit(
                 let why = out.fail("play (replay)", &f);
                 ReplayResult {
                     runs: 0,
+                    units: 0,
                     mismatches: 0,
+                    score_mismatches: 0,
                     cell: Cell::not_probed(why),
                 }
             }
@@ -547,6 +574,23 @@ fn replay_units<'a>(group: &str, units: &'a [Unit], config: &TrajectoriesConfig)
         config.seed.wrapping_add(1),
         Some(config.replay),
     )
+}
+
+/// Where two trajectories first differ, in words (which message, of which role).
+fn first_difference(a: &Value, b: &Value) -> String {
+    let (Some(a), Some(b)) = (a.as_array(), b.as_array()) else {
+        return String::new();
+    };
+    if a.len() != b.len() {
+        return ": the runs have different numbers of messages".into();
+    }
+    a.iter()
+        .zip(b)
+        .find(|(x, y)| x != y)
+        .map_or(String::new(), |(x, _)| {
+            let role = x.get("role").and_then(Value::as_str).unwrap_or("a");
+            format!(": a {role} message differs")
+        })
 }
 
 fn record(item: &PlayItem, p: Played) -> RunRecord {

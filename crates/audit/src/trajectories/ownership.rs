@@ -8,7 +8,8 @@
 //! Decision rules:
 //! * The **measured owner** of a decision is read off what the harness did with the
 //!   variation ([`owner_of`]): the model's action stood (both calls executed, the error
-//!   returned to the model, the conversation continued) → the **model**; the harness
+//!   returned to the model, the conversation continued, its message taken as its final
+//!   answer) → the **model**; the harness
 //!   overrode it (truncated, ended the run as fatal, retried, stopped at its limit) → the
 //!   **harness**; the simulated user ended the run → the **user**.
 //! * The reward **moved** when the varied run's reward differs from the base run's, or the
@@ -73,6 +74,9 @@ pub enum Outcome {
     EndedByHarness,
     /// The simulated user ended the run.
     EndedByUser,
+    /// The model's turn ended the run (AgentDojo reads any message without a call as the final
+    /// answer).
+    EndedByTurn,
 }
 
 impl Outcome {
@@ -88,6 +92,7 @@ impl Outcome {
             Outcome::Continued => "went on",
             Outcome::EndedByHarness => "ended the run",
             Outcome::EndedByUser => "the user ended the run",
+            Outcome::EndedByTurn => "took the message as the final answer and ended the run",
         }
     }
 }
@@ -95,7 +100,9 @@ impl Outcome {
 /// The owner a harness outcome shows.
 pub fn owner_of(outcome: Outcome) -> Owner {
     match outcome {
-        Outcome::ExecutedAll | Outcome::Forgiven | Outcome::Continued => Owner::Model,
+        Outcome::ExecutedAll | Outcome::Forgiven | Outcome::Continued | Outcome::EndedByTurn => {
+            Owner::Model
+        }
         Outcome::EndedByUser => Owner::User,
         Outcome::ExecutedFirst
         | Outcome::ExecutedNone

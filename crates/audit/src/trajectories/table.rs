@@ -106,6 +106,18 @@ impl Benchmark {
             .collect()
     }
 
+    /// How a forged run is played and scored, for the card.
+    pub fn how_played(self) -> &'static str {
+        match self {
+            Benchmark::Tau2 => {
+                "a scripted agent and a scripted user (τ²'s own participant classes) emit each forgery's turns through τ²'s Orchestrator, the domain's real environment answers every call, and the evaluator replays every call against a fresh environment before it scores"
+            }
+            Benchmark::AgentDojo => {
+                "a scripted LLM element emits each forgery's calls and answer inside the pipeline AgentDojo builds for any model (AgentPipeline.from_config), whose ToolsExecutor runs every call on the suite's real environment; injections are placed by AgentDojo's own `direct` attack"
+            }
+        }
+    }
+
     /// Score components the audit cannot probe, and why.
     pub fn not_probed(self) -> &'static [(&'static str, &'static str)] {
         match self {
