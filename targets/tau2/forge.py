@@ -36,9 +36,10 @@ STOP = "###STOP###"
 MAX_CORRUPTIONS = 64
 # The most numbers list_numbers states.
 MAX_NUMBERS = 10000
-# Environments built per domain before the forks (a run and its scoring need three;
-# corrupt_last_write's trials need two more; beyond that the constructor builds one).
-POOL = 5
+# Environments built per domain before the forks (a run and its scoring need three; finding the
+# writes that take effect one more; corrupt_last_write's trials two more; beyond that the
+# constructor builds one).
+POOL = 6
 # Unrelated dates and amounts wrong_value states beside the wrong value (of each kind).
 UNRELATED = 3
 
@@ -405,7 +406,7 @@ class Tau2:
             "actions": len(actions),
             "agent_actions": sum(1 for a in actions if a.requestor == "assistant"),
             "user_actions": sum(1 for a in actions if a.requestor == "user"),
-            "writes": sum(1 for a in actions if self.is_write(domain, a)),
+            "declared_writes": sum(1 for a in actions if self.is_write(domain, a)),
             "actions_with_arguments": sum(1 for a in actions if a.arguments),
             "answer": len(ec.communicate_info or []) if ec else 0,
             "env_assertions": len(ec.env_assertions or []) if ec else 0,
@@ -414,18 +415,48 @@ class Tau2:
             "reward_basis": [r.value for r in ec.reward_basis] if ec else [],
         }
 
-    def tasks(self, groups):
+    def effective_writes(self, domain, task):
+        """The indices of the task's expected write calls that take effect when the gold calls
+        run in order on the task's initial environment (a write the environment rejects, such
+        as a refund to a method the policy forbids, changes nothing)."""
+        ec = task.evaluation_criteria
+        actions = (ec.actions or []) if ec else []
+        if not any(self.is_write(domain, a) for a in actions):
+            return []
+        env = self.t["registry"].get_env_constructor(domain)()
+        init = task.initial_state
+        env.set_state(
+            initialization_data=init.initialization_data if init else None,
+            initialization_actions=init.initialization_actions if init else None,
+            message_history=[],
+        )
+        ToolCall = self.t["message"].ToolCall
+        out = []
+        for i, a in enumerate(actions):
+            r = env.get_response(
+                ToolCall(id="x", name=a.name, arguments=copy.deepcopy(a.arguments), requestor=a.requestor)
+            )
+            if self.is_write(domain, a) and not r.error:
+                out.append(i)
+        return out
+
+    def tasks(self, groups, jobs=1):
         out = []
         for name in groups:
             tasks = self.domain(name)
-            out.append(
-                {
-                    "name": name,
-                    "units": [
-                        {"id": tid, "facts": self.facts(name, t)} for tid, t in tasks.items()
-                    ],
-                }
+            self.fill_pool(name)
+            # Each task's writes are played on a pristine environment in a forked child.
+            writes = forked(
+                list(tasks.values()),
+                lambda t, name=name: len(self.effective_writes(name, t)),
+                jobs,
             )
+            units = []
+            for (tid, t), w in zip(tasks.items(), writes):
+                if isinstance(w, dict):
+                    raise HookError(f"τ² {name} task {tid}: {w.get('error')}")
+                units.append({"id": tid, "facts": dict(self.facts(name, t), writes=w)})
+            out.append({"name": name, "units": units})
         return {
             "benchmark": {
                 "name": "tau2",
@@ -501,7 +532,11 @@ class Tau2:
         actions = list((ec.actions or []) if ec else [])
         info = list((ec.communicate_info or []) if ec else [])
         final = self.gold_final(task)
-        writes = [i for i, a in enumerate(actions) if self.is_write(domain, a)]
+        writes = (
+            self.effective_writes(domain, task)
+            if forgery in ("drop_last_write", "corrupt_last_write")
+            else []
+        )
         if forgery == "gold":
             return self.gold(domain, task)
         if forgery == "do_nothing":
@@ -525,12 +560,12 @@ class Tau2:
             return self.run(domain, task, self.script(domain, task, actions, text))
         if forgery == "drop_last_write":
             if not writes:
-                raise NotBuilt("the task's expected actions make no write")
+                raise NotBuilt("no expected write takes effect in the gold run")
             kept = actions[: writes[-1]] + actions[writes[-1] + 1 :]
             return self.run(domain, task, self.script(domain, task, kept, final))
         if forgery == "corrupt_last_write":
             if not writes:
-                raise NotBuilt("the task's expected actions make no write")
+                raise NotBuilt("no expected write takes effect in the gold run")
             corrupted = self.corrupt(domain, task, actions, writes[-1])
             return self.run(domain, task, self.script(domain, task, corrupted, final))
         if forgery in ("user_actions_only", "agent_actions_only"):

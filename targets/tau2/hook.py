@@ -61,7 +61,7 @@ def main(argv):
         return 1
     try:
         if argv[1] == "units":
-            answer = bench.tasks(request.get("groups") or [])
+            answer = bench.tasks(request.get("groups") or [], request.get("jobs") or 1)
         elif argv[1] == "play":
             jobs = request.get("jobs") or 1
             answer = {"results": bench.play_batch(request.get("items") or [], jobs)}

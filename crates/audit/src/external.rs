@@ -189,6 +189,10 @@ pub struct TrajectoriesManifest {
     /// Units per group played again in a second hook process (default 3).
     #[serde(default)]
     pub replay: Option<usize>,
+    /// The forgeries to play, by name (default: the benchmark's whole table; gold is always
+    /// played).
+    #[serde(default)]
+    pub forgeries: Option<Vec<String>>,
     /// Seconds one batch hook process may take.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
@@ -326,15 +330,28 @@ impl ExternalTarget {
         {
             return Err(format!("{}: [calls] names no categories", path.display()));
         }
-        if manifest
-            .trajectories
-            .as_ref()
-            .is_some_and(|t| t.groups.is_empty())
-        {
-            return Err(format!(
-                "{}: [trajectories] names no groups",
-                path.display()
-            ));
+        if let Some(t) = &manifest.trajectories {
+            if t.groups.is_empty() {
+                return Err(format!(
+                    "{}: [trajectories] names no groups",
+                    path.display()
+                ));
+            }
+            let known = t.benchmark.forgeries();
+            for name in t.forgeries.iter().flatten() {
+                if !known.iter().any(|f| f.name() == name) {
+                    return Err(format!(
+                        "{}: [trajectories] forgeries: {name:?} is not a forgery of {} ({})",
+                        path.display(),
+                        t.benchmark.name(),
+                        known
+                            .iter()
+                            .map(|f| f.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
         }
         // `target.toml` has the parent "": the hooks run in the current folder. Absolute, so
         // a relative program is not resolved twice (against the folder, then from inside it).
@@ -540,7 +557,19 @@ impl ExternalTarget {
         jobs: usize,
     ) -> Option<crate::trajectories::TrajectoriesConfig> {
         let t = self.manifest.trajectories.as_ref()?;
+        let all = t.benchmark.forgeries();
+        let forgeries = match &t.forgeries {
+            None => all,
+            Some(names) => all
+                .into_iter()
+                .filter(|f| {
+                    *f == crate::trajectories::table::Forgery::Gold
+                        || names.iter().any(|n| n == f.name())
+                })
+                .collect(),
+        };
         Some(crate::trajectories::TrajectoriesConfig {
+            forgeries,
             benchmark: t.benchmark,
             groups: t.groups.clone(),
             sample: sample_override.or(t.sample).filter(|n| *n > 0),
@@ -1013,11 +1042,15 @@ impl CallChecker for ExternalTarget {
 }
 
 impl crate::trajectories::TrajectoryPlayer for ExternalTarget {
-    fn units(&self, groups: &[String]) -> Result<crate::trajectories::Catalogue, HookFailure> {
+    fn units(
+        &self,
+        groups: &[String],
+        jobs: usize,
+    ) -> Result<crate::trajectories::Catalogue, HookFailure> {
         self.batch(
             "units",
             self.manifest.hooks.units.as_ref(),
-            &json!({"groups": groups}),
+            &json!({"groups": groups, "jobs": jobs}),
             |v| serde_json::from_value(v).map_err(|e| e.to_string()),
         )
     }

@@ -71,9 +71,18 @@ fn a_sound_toy_scorer_separates_and_sets_its_floor() {
     assert_eq!(g.units_probed, 3);
     assert_eq!(g.criterion.status, Status::Pass, "{}", g.criterion.evidence);
     assert_eq!((g.floor.passed, g.floor.played), (1, 3));
-    assert_eq!(g.floor.units, ["0"], "task 0 asks for nothing the reward checks");
+    assert_eq!(
+        g.floor.units,
+        ["0"],
+        "task 0 asks for nothing the reward checks"
+    );
     assert_eq!(g.floor.asks_nothing, 1);
-    assert_eq!(a.replay.cell.status, Status::Pass, "{}", a.replay.cell.evidence);
+    assert_eq!(
+        a.replay.cell.status,
+        Status::Pass,
+        "{}",
+        a.replay.cell.evidence
+    );
     assert_eq!(a.ownership.cell.status, Status::Fail);
     assert!(a.ownership.cell.evidence.contains("malformed_arguments"));
     assert_eq!(a.ownership.decisions[1].measured, Owner::Harness);
@@ -150,7 +159,10 @@ fn a_replay_that_differs_fails_replay() {
     assert_eq!(a.replay.cell.status, Status::Fail);
     assert!(a.replay.score_mismatches > 0);
     assert!(
-        a.replay.cell.evidence.contains("in their score or termination"),
+        a.replay
+            .cell
+            .evidence
+            .contains("in their score or termination"),
         "{}",
         a.replay.cell.evidence
     );
@@ -219,9 +231,18 @@ fn tau2_airline_through_the_released_evaluator() {
     assert_eq!(g.errors, 0);
     let reward = g.component("reward").unwrap();
     let rate = |f: Forgery| reward.rates.iter().find(|r| r.forgery == f).unwrap();
-    assert_eq!(rate(Forgery::StepLimit).passed, 0, "τ² scores 0 without a stop");
+    assert_eq!(
+        rate(Forgery::StepLimit).passed,
+        0,
+        "τ² scores 0 without a stop"
+    );
     assert_eq!(rate(Forgery::Gold).passed, 6);
-    assert_eq!(a.replay.cell.status, Status::Pass, "{}", a.replay.cell.evidence);
+    assert_eq!(
+        a.replay.cell.status,
+        Status::Pass,
+        "{}",
+        a.replay.cell.evidence
+    );
     // Measured, not declared: τ²'s agent ends the run on malformed arguments.
     let malformed = a
         .ownership
@@ -231,7 +252,12 @@ fn tau2_airline_through_the_released_evaluator() {
         .unwrap();
     assert_eq!(malformed.measured, Owner::Harness);
     assert!(malformed.moved);
-    assert!(a.ownership.user_owned().iter().any(|d| d.decision == "user_ends_early"));
+    assert!(
+        a.ownership
+            .user_owned()
+            .iter()
+            .any(|d| d.decision == "user_ends_early")
+    );
     // A bad domain is the hook's refusal, never a verdict.
     config.groups = vec!["nowhere".into()];
     let bad = trajectories::audit("τ²", &t, &config);

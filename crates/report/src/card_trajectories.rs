@@ -258,9 +258,9 @@ fn group_blocks(
     // Pass rates: forgery × component.
     let mut header = vec!["forgery".to_string(), "built".to_string()];
     header.extend(g.components.iter().map(|c| c.name.clone()));
-    let forgeries: Vec<Forgery> = a.config.benchmark.forgeries();
+    let forgeries: &[Forgery] = &a.config.forgeries;
     let mut rows = Vec::new();
-    for f in &forgeries {
+    for f in forgeries {
         let built = g.components.first().and_then(|c| {
             c.rates
                 .iter()

@@ -105,8 +105,8 @@ pub struct Played {
 
 /// The benchmark, reached by whatever IO the implementation needs.
 pub trait TrajectoryPlayer {
-    /// The units of the named groups.
-    fn units(&self, groups: &[String]) -> Result<Catalogue, HookFailure>;
+    /// The units of the named groups; `jobs` is how many processes the hook may use.
+    fn units(&self, groups: &[String], jobs: usize) -> Result<Catalogue, HookFailure>;
     /// One answer per item, in order; `jobs` is how many runs the hook may play at once.
     fn play(&self, items: &[PlayItem], jobs: usize) -> Result<Vec<Played>, HookFailure>;
     /// The harness's decisions under scripted interventions (`None`: no such hook).
@@ -126,6 +126,9 @@ pub struct TrajectoriesConfig {
     pub seed: u64,
     /// Units per group played again in a second process (seeded among the probed).
     pub replay: usize,
+    /// The forgeries played, in table order (the benchmark's whole table unless the manifest
+    /// names a subset; gold always).
+    pub forgeries: Vec<Forgery>,
     /// Runs the hook may play at once.
     pub jobs: usize,
     /// The scorer's resolution ε.
@@ -315,7 +318,7 @@ pub fn audit(
         failures: Vec::new(),
         stderr: Vec::new(),
     };
-    let catalogue = match player.units(&config.groups) {
+    let catalogue = match player.units(&config.groups, config.jobs) {
         Ok(c) => c,
         Err(f) => {
             let why = out.fail("units", &f);
@@ -357,7 +360,7 @@ pub fn audit(
             .collect();
         for unit in &units {
             let facts = unit.facts();
-            for forgery in benchmark.forgeries() {
+            for forgery in config.forgeries.iter().copied() {
                 match forgery.applicable(&facts) {
                     Ok(()) => {
                         items.push(PlayItem {

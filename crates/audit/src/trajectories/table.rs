@@ -237,7 +237,8 @@ const AGENTDOJO_COMPONENTS: [Component; 2] = [
 pub struct Facts {
     /// Expected calls (τ²: the task's actions; AgentDojo: its ground-truth calls).
     pub actions: usize,
-    /// Of them, calls that write (change the environment).
+    /// Of them, writes that take effect when the gold calls run in order (a write the
+    /// environment rejects in the gold run changes nothing).
     pub writes: usize,
     /// Values the agent must state (τ²: communicate_info; AgentDojo: 1 when the ground-truth
     /// output is not empty).
@@ -253,7 +254,9 @@ pub struct Facts {
 }
 
 /// The forgeries, in table order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Forgery {
     /// The task's own expected calls and answer.

@@ -185,7 +185,7 @@ pub fn group(
         units: "tasks",
         pass_phrase: "passes",
     };
-    let forgeries = benchmark.forgeries();
+    let forgeries = config.forgeries.clone();
     let order: Vec<&str> = forgeries.iter().map(|f| f.name()).collect();
     let facts_of = |id: &str| {
         units
@@ -505,6 +505,7 @@ mod tests {
             sample: None,
             seed: 0,
             replay: 0,
+            forgeries: Benchmark::Tau2.forgeries(),
             jobs: 1,
             epsilon: 1e-9,
             scorer_kind: crate::target::ScorerKind::Outcome,
