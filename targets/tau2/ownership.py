@@ -104,6 +104,8 @@ def measure(bench, request):
     for g in groups:
         bench.domain(g)
     domain, task = base_task(bench, groups)
+    bench.fill_pool(domain)
+    jobs = request.get("jobs") or 1
     acts = list(task.evaluation_criteria.actions)
     t = bench.t
     run_task = t["run"].run_task
@@ -132,11 +134,16 @@ def measure(bench, request):
     gold = [{"calls": [call(a)]} for a in acts]
     final = [{"content": FINAL}]
     user = [{"content": REQUEST}, {"content": forge.STOP}]
-    base, err = play(gold + final, user)
-    if base is None:
-        raise forge.HookError(f"the base run raised: {err}")
-    base_reward = base.reward_info.reward
-    base_len = len(base.messages)
+    def base_run(_):
+        sim, err = play(gold + final, user)
+        if sim is None:
+            return {"error": err}
+        return [sim.reward_info.reward, len(sim.messages), sim.termination_reason.value]
+
+    (base,) = forge.forked([0], base_run, 1)
+    if isinstance(base, dict):
+        raise forge.HookError(f"the base run raised: {base.get('error')}")
+    base_reward, base_len, base_termination = base
 
     def reward(sim):
         return None if sim is None else float(sim.reward_info.reward)
@@ -164,98 +171,122 @@ def measure(bench, request):
             }
         )
 
-    # 1. Two tool calls in one message: the last read and the write.
-    merged = gold[:-2] + [{"calls": [call(acts[-2]), call(acts[-1])]}]
-    sim, err = play(merged + final, user)
-    if sim is None:
-        record("parallel_calls", "the last read and the write in one message", "model", True,
-               "fatal", None, err)
-    else:
-        both = next(m for m in sim.messages if m.role == "assistant" and m.tool_calls and len(m.tool_calls) == 2)
-        ids = {c.id for c in both.tool_calls}
-        answered = [m for m in tool_messages(sim) if m.id in ids]
-        outcome = {2: "executed_all", 1: "executed_first", 0: "executed_none"}[len(answered)]
-        record("parallel_calls", "the last read and the write in one message", "model", True,
-               outcome, sim, {2: "both calls answered by the environment", 1: "only the first call answered", 0: "no call answered"}[len(answered)])
-
-    # 2. Malformed arguments on the first call, then the script goes on as in the base run.
-    broken = json.dumps(acts[0].arguments)[:-1] + ", "
-    sim, err = play([{"calls": [(acts[0].name, broken)]}] + gold + final, user)
-    if sim is None:
-        record("malformed_arguments", "the first call's arguments are cut-off JSON", "model", True,
-               "fatal", None,
-               f"run_task raised {err.split(':')[0]}; `tau2 run` stops the whole evaluation on it unless --skip-failed-samples, which scores the task 0")
-    else:
-        errs = [m for m in tool_messages(sim) if m.error]
-        record("malformed_arguments", "the first call's arguments are cut-off JSON", "model", True,
-               "forgiven" if errs else "continued", sim, None)
-
-    # 3. An unknown tool, 4. a call the tool rejects: each before the base run's calls.
-    first_string = next((k for k, v in acts[0].arguments.items() if isinstance(v, str)), None)
-    rejected = dict(acts[0].arguments)
-    if first_string is not None:
-        rejected[first_string] = "no-such-id"
-    for decision, variation, turn in (
-        ("unknown_tool", f"a call to `{UNKNOWN_TOOL}`, a tool the domain lacks", (UNKNOWN_TOOL, "{}")),
-        ("tool_error", f"`{acts[0].name}` called with an id the environment does not have", call(acts[0], rejected)),
-    ):
-        sim, err = play([{"calls": [turn]}] + gold + final, user)
+    def variation_0():
+        # 1. Two tool calls in one message: the last read and the write.
+        merged = gold[:-2] + [{"calls": [call(acts[-2]), call(acts[-1])]}]
+        sim, err = play(merged + final, user)
         if sim is None:
-            record(decision, variation, "model", True, "fatal", None, err)
-            continue
-        errs = [m for m in tool_messages(sim) if m.error]
-        went_on = len(sim.messages) > base_len
-        if not errs:
-            outcome, detail = "continued", "no error came back"
-        elif went_on:
-            outcome, detail = "forgiven", f"the tool answered: {errs[0].content}"
+            record("parallel_calls", "the last read and the write in one message", "model", True,
+                   "fatal", None, err)
         else:
-            outcome, detail = "ended_by_harness", f"ended: {termination(sim)}"
-        record(decision, variation, "model", True, outcome, sim, detail)
+            both = next(m for m in sim.messages if m.role == "assistant" and m.tool_calls and len(m.tool_calls) == 2)
+            ids = {c.id for c in both.tool_calls}
+            answered = [m for m in tool_messages(sim) if m.id in ids]
+            outcome = {2: "executed_all", 1: "executed_first", 0: "executed_none"}[len(answered)]
+            record("parallel_calls", "the last read and the write in one message", "model", True,
+                   outcome, sim, {2: "both calls answered by the environment", 1: "only the first call answered", 0: "no call answered"}[len(answered)])
+    def variation_1():
+        # 2. Malformed arguments on the first call, then the script goes on as in the base run.
+        broken = json.dumps(acts[0].arguments)[:-1] + ", "
+        sim, err = play([{"calls": [(acts[0].name, broken)]}] + gold + final, user)
+        if sim is None:
+            record("malformed_arguments", "the first call's arguments are cut-off JSON", "model", True,
+                   "fatal", None,
+                   f"run_task raised {err.split(':')[0]}; `tau2 run` stops the whole evaluation on it unless --skip-failed-samples, which scores the task 0")
+        else:
+            errs = [m for m in tool_messages(sim) if m.error]
+            record("malformed_arguments", "the first call's arguments are cut-off JSON", "model", True,
+                   "forgiven" if errs else "continued", sim, None)
+    def variation_2():
+        # 3. An unknown tool, 4. a call the tool rejects: each before the base run's calls.
+        first_string = next((k for k, v in acts[0].arguments.items() if isinstance(v, str)), None)
+        rejected = dict(acts[0].arguments)
+        if first_string is not None:
+            rejected[first_string] = "no-such-id"
+        for decision, variation, turn in (
+            ("unknown_tool", f"a call to `{UNKNOWN_TOOL}`, a tool the domain lacks", (UNKNOWN_TOOL, "{}")),
+            ("tool_error", f"`{acts[0].name}` called with an id the environment does not have", call(acts[0], rejected)),
+        ):
+            sim, err = play([{"calls": [turn]}] + gold + final, user)
+            if sim is None:
+                record(decision, variation, "model", True, "fatal", None, err)
+                continue
+            errs = [m for m in tool_messages(sim) if m.error]
+            went_on = len(sim.messages) > base_len
+            if not errs:
+                outcome, detail = "continued", "no error came back"
+            elif went_on:
+                outcome, detail = "forgiven", f"the tool answered: {errs[0].content}"
+            else:
+                outcome, detail = "ended_by_harness", f"ended: {termination(sim)}"
+            record(decision, variation, "model", True, outcome, sim, detail)
+    def variation_3():
+        # 5. A text turn with no tool call before the first call; the user answers "OK.".
+        sim, err = play([{"content": TEXT}] + gold + final, [{"content": REQUEST}, {"content": OK}, {"content": forge.STOP}])
+        if sim is None:
+            record("text_turn", "a message to the user before the first call", "model", True, "fatal", None, err)
+        else:
+            went_on = any(m.role == "tool" for m in sim.messages)
+            record("text_turn", "a message to the user before the first call", "model", True,
+                   "continued" if went_on else "ended_by_harness", sim,
+                   "the user answered and the agent went on" if went_on else f"ended: {termination(sim)}")
+    def variation_4():
+        # 6. The user ends the conversation at its first turn.
+        sim, err = play(gold + final, [{"content": forge.STOP}])
+        if sim is None:
+            record("user_ends_early", "the user stops at its first turn", "user", False, "fatal", None, err)
+        else:
+            record("user_ends_early", "the user stops at its first turn", "user", False,
+                   "ended_by_user" if termination(sim) == "user_stop" else "continued", sim,
+                   f"ended: {termination(sim)}, before any call")
+    def variation_5():
+        # 7. The step limit: the base run with a limit two steps short of it.
+        limit = max(1, base_len - 2)
+        short = "the base run under a step limit two steps short of it"
+        sim, err = play(gold + final, user, max_steps=limit)
+        if sim is None:
+            record("step_limit", short, "harness", False, "fatal", None, err)
+        else:
+            record("step_limit", short, "harness", False,
+                   "ended_by_harness" if termination(sim) == "max_steps" else "continued", sim,
+                   f"ended: {termination(sim)}")
+    def variation_6():
+        # 8. An empty answer (no text, no call) before the first call.
+        sim, err = play([{"content": ""}] + gold + final, user)
+        if sim is None:
+            record("empty_answer", "an answer with no text and no call", "harness", False, "fatal", None, err)
+        else:
+            asked_again = agent_model.asked > len(gold) + 1 and not any(
+                m.role == "assistant" and not m.tool_calls and not (m.content or "").strip()
+                for m in sim.messages
+            )
+            record("empty_answer", "an answer with no text and no call", "harness", False,
+                   "retried" if asked_again else "continued", sim,
+                   "τ²'s generate() asked the model again; the empty answer is not in the trajectory"
+                   if asked_again else None)
 
-    # 5. A text turn with no tool call before the first call; the user answers "OK.".
-    sim, err = play([{"content": TEXT}] + gold + final, [{"content": REQUEST}, {"content": OK}, {"content": forge.STOP}])
-    if sim is None:
-        record("text_turn", "a message to the user before the first call", "model", True, "fatal", None, err)
-    else:
-        went_on = any(m.role == "tool" for m in sim.messages)
-        record("text_turn", "a message to the user before the first call", "model", True,
-               "continued" if went_on else "ended_by_harness", sim,
-               "the user answered and the agent went on" if went_on else f"ended: {termination(sim)}")
+    variations = [
+        variation_0,
+        variation_1,
+        variation_2,
+        variation_3,
+        variation_4,
+        variation_5,
+        variation_6,
+    ]
 
-    # 6. The user ends the conversation at its first turn.
-    sim, err = play(gold + final, [{"content": forge.STOP}])
-    if sim is None:
-        record("user_ends_early", "the user stops at its first turn", "user", False, "fatal", None, err)
-    else:
-        record("user_ends_early", "the user stops at its first turn", "user", False,
-               "ended_by_user" if termination(sim) == "user_stop" else "continued", sim,
-               f"ended: {termination(sim)}, before any call")
+    def one(k):
+        variations[k]()
+        return out
 
-    # 7. The step limit: the base run with a limit two steps short of it.
-    limit = max(1, base_len - 2)
-    short = "the base run under a step limit two steps short of it"
-    sim, err = play(gold + final, user, max_steps=limit)
-    if sim is None:
-        record("step_limit", short, "harness", False, "fatal", None, err)
-    else:
-        record("step_limit", short, "harness", False,
-               "ended_by_harness" if termination(sim) == "max_steps" else "continued", sim,
-               f"ended: {termination(sim)}")
-
-    # 8. An empty answer (no text, no call) before the first call.
-    sim, err = play([{"content": ""}] + gold + final, user)
-    if sim is None:
-        record("empty_answer", "an answer with no text and no call", "harness", False, "fatal", None, err)
-    else:
-        asked_again = agent_model.asked > len(gold) + 1 and not any(
-            m.role == "assistant" and not m.tool_calls and not (m.content or "").strip()
-            for m in sim.messages
-        )
-        record("empty_answer", "an answer with no text and no call", "harness", False,
-               "retried" if asked_again else "continued", sim,
-               "τ²'s generate() asked the model again; the empty answer is not in the trajectory"
-               if asked_again else None)
+    # Each variation in a forked child: its environments come from the pool of pristine ones
+    # built before the forks (see forge.Tau2.play_batch); a child's records come back as JSON.
+    results = forge.forked(list(range(len(variations))), one, jobs)
+    out = []
+    for k, r in enumerate(results):
+        if isinstance(r, dict):
+            raise forge.HookError(f"variation {k} failed: {r.get('error')}")
+        out.extend(r)
 
     return {
         "agent": "llm_agent",
@@ -263,7 +294,7 @@ def measure(bench, request):
         "base": {
             "group": domain,
             "unit": task.id,
-            "termination": termination(base),
+            "termination": base_termination,
             "messages": base_len,
         },
         "base_reward": base_reward,
