@@ -125,6 +125,8 @@ pub enum ProbeFamily {
     Calls,
     /// Answers to samples (hooks describe + score_batch): an Inspect task's scorer.
     Answers,
+    /// Forged agent runs (hooks units + play, and intervene for ownership).
+    Trajectories,
 }
 
 /// The `[calls]` table: what the function-call family probes.
@@ -170,6 +172,32 @@ pub struct AnswersManifest {
     pub samples_dir: Option<PathBuf>,
 }
 
+/// The `[trajectories]` table: what the trajectory family probes (τ², AgentDojo).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectoriesManifest {
+    /// Which benchmark's forgery table applies.
+    pub benchmark: crate::trajectories::table::Benchmark,
+    /// Groups (domains, suites) to probe.
+    pub groups: Vec<String>,
+    /// Units per group; 0 or absent = every unit.
+    #[serde(default)]
+    pub sample: Option<usize>,
+    /// Sample seed.
+    #[serde(default)]
+    pub seed: u64,
+    /// Units per group played again in a second hook process (default 3).
+    #[serde(default)]
+    pub replay: Option<usize>,
+    /// The forgeries to play, by name (default: the benchmark's whole table; gold is always
+    /// played).
+    #[serde(default)]
+    pub forgeries: Option<Vec<String>>,
+    /// Seconds one batch hook process may take.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
 /// An outside target's manifest file (`target.toml`; a run's manifest is `runs::Manifest`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -191,6 +219,9 @@ pub struct TargetManifest {
     /// The answer family's settings.
     #[serde(default)]
     pub answers: Option<AnswersManifest>,
+    /// The trajectory family's settings.
+    #[serde(default)]
+    pub trajectories: Option<TrajectoriesManifest>,
     /// Hook commands.
     #[serde(default)]
     pub hooks: Hooks,
@@ -219,6 +250,12 @@ pub struct Hooks {
     pub describe: Option<Vec<String>>,
     /// Measured scaffold variance: the same model's scores under several native scaffolds.
     pub scaffold_variance: Option<Vec<String>>,
+    /// Trajectories: the units of groups (batch).
+    pub units: Option<Vec<String>>,
+    /// Trajectories: plays and scores a batch of forged runs.
+    pub play: Option<Vec<String>>,
+    /// Trajectories: the harness's decisions under scripted interventions.
+    pub intervene: Option<Vec<String>>,
 }
 
 /// A target whose hooks are external commands.
@@ -256,6 +293,9 @@ impl ExternalTarget {
             ("score_batch", &manifest.hooks.score_batch),
             ("scaffold_variance", &manifest.hooks.scaffold_variance),
             ("describe", &manifest.hooks.describe),
+            ("units", &manifest.hooks.units),
+            ("play", &manifest.hooks.play),
+            ("intervene", &manifest.hooks.intervene),
         ] {
             if argv.as_ref().is_some_and(|a| a.is_empty()) {
                 return Err(format!(
@@ -290,6 +330,29 @@ impl ExternalTarget {
         {
             return Err(format!("{}: [calls] names no categories", path.display()));
         }
+        if let Some(t) = &manifest.trajectories {
+            if t.groups.is_empty() {
+                return Err(format!(
+                    "{}: [trajectories] names no groups",
+                    path.display()
+                ));
+            }
+            let known = t.benchmark.forgeries();
+            for name in t.forgeries.iter().flatten() {
+                if !known.iter().any(|f| f.name() == name) {
+                    return Err(format!(
+                        "{}: [trajectories] forgeries: {name:?} is not a forgery of {} ({})",
+                        path.display(),
+                        t.benchmark.name(),
+                        known
+                            .iter()
+                            .map(|f| f.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+        }
         // `target.toml` has the parent "": the hooks run in the current folder. Absolute, so
         // a relative program is not resolved twice (against the folder, then from inside it).
         let dir = match path.parent() {
@@ -323,6 +386,13 @@ impl ExternalTarget {
             &[
                 ("describe", manifest.hooks.describe.is_some()),
                 ("score_batch", manifest.hooks.score_batch.is_some()),
+            ],
+        )?;
+        needs(
+            ProbeFamily::Trajectories,
+            &[
+                ("units", manifest.hooks.units.is_some()),
+                ("play", manifest.hooks.play.is_some()),
             ],
         )?;
         if manifest.probes == ProbeFamily::Calls && manifest.calls.is_none() {
@@ -374,6 +444,9 @@ impl ExternalTarget {
             ("score_batch", &h.score_batch),
             ("scaffold_variance", &h.scaffold_variance),
             ("describe", &h.describe),
+            ("units", &h.units),
+            ("play", &h.play),
+            ("intervene", &h.intervene),
         ] {
             let Some(program) = argv.as_ref().and_then(|a| a.first()) else {
                 continue;
@@ -476,12 +549,63 @@ impl ExternalTarget {
         })
     }
 
+    /// The trajectory settings, `sample_override` replacing the manifest's sample (`Some(0)` =
+    /// every unit).
+    pub fn trajectories_config(
+        &self,
+        sample_override: Option<usize>,
+        jobs: usize,
+    ) -> Option<crate::trajectories::TrajectoriesConfig> {
+        let t = self.manifest.trajectories.as_ref()?;
+        let all = t.benchmark.forgeries();
+        let forgeries = match &t.forgeries {
+            None => all,
+            Some(names) => all
+                .into_iter()
+                .filter(|f| {
+                    *f == crate::trajectories::table::Forgery::Gold
+                        || names.iter().any(|n| n == f.name())
+                })
+                .collect(),
+        };
+        Some(crate::trajectories::TrajectoriesConfig {
+            forgeries,
+            benchmark: t.benchmark,
+            groups: t.groups.clone(),
+            sample: sample_override.or(t.sample).filter(|n| *n > 0),
+            seed: t.seed,
+            replay: t.replay.unwrap_or(3),
+            jobs: jobs.max(1),
+            epsilon: self.resolution(),
+            scorer_kind: self.declared_scorer_kind(),
+        })
+    }
+
     fn batch_timeout(&self) -> Duration {
-        self.manifest
-            .calls
-            .as_ref()
-            .and_then(|c| c.timeout_secs)
-            .map_or(BATCH_TIMEOUT, Duration::from_secs)
+        let calls = self.manifest.calls.as_ref().and_then(|c| c.timeout_secs);
+        let traj = (self.manifest.trajectories.as_ref()).and_then(|t| t.timeout_secs);
+        calls.or(traj).map_or(BATCH_TIMEOUT, Duration::from_secs)
+    }
+
+    /// Runs batch hook `name`: its answer, or the failure with the hook's stderr tail (also
+    /// when the answer is JSON that `read` rejects).
+    fn batch<T>(
+        &self,
+        name: &str,
+        argv: Option<&Vec<String>>,
+        request: &Value,
+        read: impl FnOnce(Value) -> Result<T, String>,
+    ) -> Result<T, HookFailure> {
+        let argv = argv.ok_or_else(|| HookFailure {
+            cause: format!("the manifest names no `{name}` hook"),
+            stderr_tail: String::new(),
+        })?;
+        let (answer, stderr) =
+            run_hook_with_stderr(argv, &self.dir, request, self.batch_timeout())?;
+        read(answer).map_err(|cause| HookFailure {
+            cause: format!("the {name} hook's answer does not fit the protocol: {cause}"),
+            stderr_tail: stderr,
+        })
     }
 
     fn call(&self, name: &str, argv: &[String], request: &Value) -> Result<Value, String> {
@@ -771,6 +895,7 @@ impl ProbeFamily {
             ProbeFamily::Records => "records",
             ProbeFamily::Calls => "calls",
             ProbeFamily::Answers => "answers",
+            ProbeFamily::Trajectories => "trajectories",
         }
     }
 }
@@ -913,6 +1038,47 @@ impl CallChecker for ExternalTarget {
             out.extend(results);
         }
         Ok(out)
+    }
+}
+
+impl crate::trajectories::TrajectoryPlayer for ExternalTarget {
+    fn units(
+        &self,
+        groups: &[String],
+        jobs: usize,
+    ) -> Result<crate::trajectories::Catalogue, HookFailure> {
+        self.batch(
+            "units",
+            self.manifest.hooks.units.as_ref(),
+            &json!({"groups": groups, "jobs": jobs}),
+            |v| serde_json::from_value(v).map_err(|e| e.to_string()),
+        )
+    }
+
+    fn play(
+        &self,
+        items: &[crate::trajectories::PlayItem],
+        jobs: usize,
+    ) -> Result<Vec<crate::trajectories::Played>, HookFailure> {
+        let mut out = Vec::with_capacity(items.len());
+        for chunk in items.chunks(BATCH_ITEMS) {
+            let results: Vec<crate::trajectories::Played> = self.batch(
+                "play",
+                self.manifest.hooks.play.as_ref(),
+                &json!({"items": chunk, "jobs": jobs}),
+                |v| {
+                    let r = v.get("results").cloned().ok_or("no `results` array")?;
+                    serde_json::from_value(r).map_err(|e| e.to_string())
+                },
+            )?;
+            out.extend(results);
+        }
+        Ok(out)
+    }
+
+    fn intervene(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
+        let argv = self.manifest.hooks.intervene.as_ref()?;
+        Some(self.batch("intervene", Some(argv), request, Ok))
     }
 }
 

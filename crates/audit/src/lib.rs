@@ -50,6 +50,7 @@ pub mod replay;
 pub mod solvability;
 pub mod target;
 pub mod targets;
+pub mod trajectories;
 
 pub use card::{Card, Cell, Status};
 pub use checks::Check;
@@ -57,7 +58,7 @@ pub use comtrade_target::{ComtradeTarget, Configuration, SUITE, Suite};
 pub use lattice::{Claim, licensed_claim};
 pub use pipeline::{
     AnswersTargetAudit, AuditConfig, AuditReport, CallsTargetAudit, ComtradeAudit, ExternalAudit,
-    Resolution, audit_comtrade, audit_external,
+    Resolution, TrajectoriesTargetAudit, audit_comtrade, audit_external,
 };
 pub use target::{
     DeclaredOwnership, Forged, Owner, ScaffoldVariance, ScorerKind, Target, TargetTask,

@@ -797,6 +797,19 @@ pub struct AuditReport {
     /// Answer targets' audits (Inspect tasks), each with the short name its figures are filed
     /// under.
     pub answers: Vec<AnswersTargetAudit>,
+    /// Agent benchmarks audited through forged runs (τ², AgentDojo).
+    pub trajectories: Vec<TrajectoriesTargetAudit>,
+}
+
+/// A trajectory target's audit and the short name its figures and forged runs are filed under
+/// (the manifest folder's name, e.g. `tau2`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TrajectoriesTargetAudit {
+    /// Short name (file prefix).
+    pub slug: String,
+    /// The audit.
+    #[serde(flatten)]
+    pub audit: crate::trajectories::TrajectoriesAudit,
 }
 
 /// An answer target's audit and the short name its figures are filed under (the task's short
@@ -841,6 +854,9 @@ impl AuditReport {
             cards.extend(c.audit.group_cards().iter().cloned());
         }
         cards.extend(self.answers.iter().map(|a| a.audit.card.clone()));
+        for t in &self.trajectories {
+            cards.extend(t.audit.benchmark_card().cloned());
+        }
         cards
     }
 
@@ -855,6 +871,7 @@ impl AuditReport {
             "external": self.external,
             "calls": self.calls,
             "answers": self.answers,
+            "trajectories": self.trajectories,
             "cards": self.cards(),
         });
         let key = format!(

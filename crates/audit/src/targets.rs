@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::external::{ExternalTarget, ProbeFamily};
 use crate::{
     AnswersTargetAudit, AuditConfig, AuditReport, CallsTargetAudit, ComtradeTarget, Configuration,
-    Resolution, answers, audit_comtrade, audit_external, calls,
+    Resolution, TrajectoriesTargetAudit, answers, audit_comtrade, audit_external, calls,
+    trajectories,
 };
 
 /// Most seeds per cell an audit accepts (each seed is one episode of every cell).
@@ -53,6 +54,9 @@ pub struct TargetOptions {
     /// Overrides a function-call target's `[calls] sample` (entries per category; 0 = every
     /// entry).
     pub calls_sample: Option<usize>,
+    /// Overrides a trajectory target's `[trajectories] sample` (tasks per domain or suite; 0 =
+    /// every task).
+    pub tasks_sample: Option<usize>,
     /// Task arguments for answer targets (Inspect's `-T key=value`).
     pub task_args: serde_json::Map<String, serde_json::Value>,
     /// A local samples file for answer targets whose dataset is on the hub.
@@ -134,6 +138,7 @@ pub fn audit_all(
         external: Vec::new(),
         calls: Vec::new(),
         answers: Vec::new(),
+        trajectories: Vec::new(),
     };
     for LoadedTarget { manifest, target } in targets {
         report.resolutions.push(Resolution::of(target));
@@ -162,6 +167,26 @@ pub fn audit_all(
                 report.calls.push(CallsTargetAudit {
                     slug,
                     audit: calls::audit(&name, target, &calls_config),
+                });
+            }
+            ProbeFamily::Trajectories => {
+                let t_config = target
+                    .trajectories_config(options.tasks_sample, config.threads)
+                    .ok_or_else(|| {
+                        AuditError::Target(format!(
+                            "{}: probes = \"trajectories\" needs a [trajectories] table",
+                            manifest.display()
+                        ))
+                    })?;
+                // Figures and forged runs are filed under the manifest's folder name
+                // (`targets/tau2/` → `tau2`).
+                let slug = manifest
+                    .parent()
+                    .and_then(Path::file_name)
+                    .map_or("target".into(), |n| n.to_string_lossy().to_lowercase());
+                report.trajectories.push(TrajectoriesTargetAudit {
+                    slug,
+                    audit: trajectories::audit(&name, target, &t_config),
                 });
             }
             ProbeFamily::Answers => {

@@ -65,11 +65,42 @@ pub fn write_audit(report: &AuditReport, out: &Path) -> Result<CardOutput> {
         pretty(&json!({ "cards": cards }), "card.json")?.as_bytes(),
     )?;
     write_atomic(&out.join("card.md"), md.as_bytes())?;
+    write_forged(report, out)?;
     write_atomic(&out.join("report.html"), page.as_bytes())?;
     Ok(CardOutput {
         guard_markdown: guard::check(&md, &doc),
         guard_html: guard::check_html(&page, &doc),
     })
+}
+
+/// `forged/<slug>.jsonl`: every forged run of each trajectory target, one JSON object a line
+/// (group, unit, forgery, termination, scores, trajectory), so the same run can be scored by
+/// another scorer.
+fn write_forged(report: &AuditReport, out: &Path) -> Result<()> {
+    if report.trajectories.is_empty() {
+        return Ok(());
+    }
+    let dir = out.join("forged");
+    std::fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
+    for t in &report.trajectories {
+        let mut text = String::new();
+        for r in t.audit.runs.iter().filter(|r| r.built) {
+            let line = json!({
+                "target": t.audit.target,
+                "group": r.group,
+                "unit": r.unit,
+                "forgery": r.forgery,
+                "termination": r.termination,
+                "scores": r.scores,
+                "error": r.error,
+                "trajectory": r.trajectory,
+            });
+            text.push_str(&line.to_string());
+            text.push('\n');
+        }
+        write_atomic(&dir.join(format!("{}.jsonl", t.slug)), text.as_bytes())?;
+    }
+    Ok(())
 }
 
 fn f3(x: f64) -> String {
@@ -443,6 +474,11 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
     }
     for (i, a) in report.answers.iter().enumerate() {
         b.extend(crate::card_answers::blocks(&a.audit, &fig_dir, &a.slug, i)?);
+    }
+    for (ti, t) in report.trajectories.iter().enumerate() {
+        b.extend(crate::card_trajectories::blocks(
+            &t.audit, ti, &fig_dir, &t.slug,
+        )?);
     }
     Ok(b)
 }

@@ -48,6 +48,7 @@ struct ReadmeDoctests;
 pub mod card;
 mod card_answers;
 mod card_calls;
+mod card_trajectories;
 pub mod compute;
 pub mod cost;
 pub mod doc;

@@ -474,6 +474,10 @@ pub struct AuditSummary {
     pub number_guard: DocumentGuards,
     /// Files written, relative to `out`.
     pub files: [&'static str; 5],
+    /// Per agent-benchmark target: each stage not probed with its cause, and the do-nothing
+    /// floor per group.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Every oracle check passed and both documents passed the guard.
     pub passed: bool,
     /// Wall time of the whole command.
@@ -545,6 +549,7 @@ impl AuditSummary {
                 "report.html",
                 "figures/",
             ],
+            notes: trajectory_notes(report),
             passed: passed == checks.len() && written.passed(),
             seconds,
         }
@@ -565,6 +570,9 @@ impl AuditSummary {
             if let Some(cause) = &c.not_probed_because {
                 let _ = writeln!(out, "  not probed because:    {cause}");
             }
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "{n}");
         }
         let checks = &self.oracle_checks;
         let _ = writeln!(
@@ -606,6 +614,35 @@ impl AuditSummary {
         );
         out
     }
+}
+
+/// The console lines of the agent-benchmark targets: a failed hook's cause (the cards only say
+/// "not probed"), and the do-nothing floor of each probed group.
+fn trajectory_notes(report: &benchaudit_audit::AuditReport) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &report.trajectories {
+        let a = &t.audit;
+        for f in &a.failures {
+            out.push(format!("{}: not probed: {f}", a.target));
+        }
+        let floors: Vec<String> = a
+            .groups
+            .iter()
+            .filter(|g| g.floor.played > 0)
+            .map(|g| format!("{} {} of {}", g.name, g.floor.passed, g.floor.played))
+            .collect();
+        if !floors.is_empty() {
+            out.push(format!(
+                "{}: do-nothing floor ({}): {}",
+                a.target,
+                a.groups
+                    .first()
+                    .map_or("reward", |g| g.floor.component.as_str()),
+                floors.join(", ")
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

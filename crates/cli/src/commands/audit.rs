@@ -48,6 +48,10 @@ pub struct AuditArgs {
     /// Inspect tasks whose dataset is on the Hugging Face hub are probed on.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
+    /// Tasks per domain or suite for agent-benchmark targets (τ², AgentDojo; seeded sample);
+    /// 0 = every task. Default: the manifest's `[trajectories] sample`.
+    #[arg(long)]
+    pub tasks_sample: Option<usize>,
     /// Print the summary (cards, oracle checks, number guard, files) as one JSON object on
     /// stdout instead of text.
     #[arg(long)]
@@ -102,6 +106,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     };
     let options = TargetOptions {
         calls_sample: args.calls_sample,
+        tasks_sample: args.tasks_sample,
         task_args: args.task_args.iter().cloned().collect(),
         samples_file,
     };

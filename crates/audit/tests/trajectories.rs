@@ -1,0 +1,305 @@
+//! The trajectory family through its hooks: a toy agent benchmark (fixtures/agents/hook.py)
+//! for the verdicts and every failure mode, then τ² and AgentDojo through their released
+//! packages (`targets/tau2/.venv`, `targets/agentdojo/.venv`, installed by each target's
+//! setup.sh). Without a venv the tests that need it say so and return, unless
+//! `BENCHAUDIT_REQUIRE_TAU2` / `BENCHAUDIT_REQUIRE_AGENTDOJO` is set (as the targets' ci.sh
+//! set them), when they fail.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use benchaudit_audit::external::ExternalTarget;
+use benchaudit_audit::trajectories::ownership::Owner;
+use benchaudit_audit::trajectories::table::Forgery;
+use benchaudit_audit::trajectories::{self, TrajectoriesAudit};
+use benchaudit_audit::{Claim, Status};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A manifest in a fresh folder whose hooks run `argv` (absolute paths), probing `groups`.
+fn manifest(dir: &Path, benchmark: &str, groups: &[&str], hook: &[String]) -> PathBuf {
+    let argv = |name: &str| {
+        let mut a: Vec<String> = hook.to_vec();
+        a.insert(a.len().min(2), name.to_string());
+        format!(
+            "[{}]",
+            a.iter()
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let text = format!(
+        "name = \"toy\"\nscorer_kind = \"outcome\"\nprobes = \"trajectories\"\n\n[trajectories]\nbenchmark = \"{benchmark}\"\ngroups = [{}]\nreplay = 2\n\n[hooks]\nunits = {}\nplay = {}\nintervene = {}\n",
+        groups
+            .iter()
+            .map(|g| format!("{g:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        argv("units"),
+        argv("play"),
+        argv("intervene"),
+    );
+    let path = dir.join("target.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn toy(mode: &str, groups: &[&str]) -> (tempfile::TempDir, TrajectoriesAudit) {
+    let dir = tempfile::tempdir().unwrap();
+    let hook = repo().join("crates/audit/tests/fixtures/agents/hook.py");
+    // python3 hook.py NAME MODE: the name goes after the script.
+    let argv = vec![
+        "python3".to_string(),
+        hook.display().to_string(),
+        mode.to_string(),
+    ];
+    let path = manifest(dir.path(), "tau2", groups, &argv);
+    let t = ExternalTarget::load(&path).unwrap();
+    let config = t.trajectories_config(None, 1).unwrap();
+    let a = trajectories::audit("toy", &t, &config);
+    (dir, a)
+}
+
+#[test]
+fn a_sound_toy_scorer_separates_and_sets_its_floor() {
+    let (_d, a) = toy("sound", &["shop"]);
+    assert!(a.failures.is_empty(), "{:?}", a.failures);
+    let g = &a.groups[0];
+    assert_eq!(g.units_probed, 3);
+    assert_eq!(g.criterion.status, Status::Pass, "{}", g.criterion.evidence);
+    assert_eq!((g.floor.passed, g.floor.played), (1, 3));
+    assert_eq!(
+        g.floor.units,
+        ["0"],
+        "task 0 asks for nothing the reward checks"
+    );
+    assert_eq!(g.floor.asks_nothing, 1);
+    assert_eq!(
+        a.replay.cell.status,
+        Status::Pass,
+        "{}",
+        a.replay.cell.evidence
+    );
+    assert_eq!(a.ownership.cell.status, Status::Fail);
+    assert!(a.ownership.cell.evidence.contains("malformed_arguments"));
+    assert_eq!(a.ownership.decisions[1].measured, Owner::Harness);
+    let card = a.benchmark_card().unwrap();
+    assert_eq!(card.licensed_claim, Claim::ModelScaffoldSystemPerformance);
+    // Forgeries not built are named with their reason, never dropped.
+    let silent = g
+        .not_built
+        .iter()
+        .find(|n| n.forgery == Forgery::SilentFinal)
+        .unwrap();
+    assert_eq!(silent.units, 2);
+    assert_eq!(
+        silent.reasons[0].0,
+        "the task declares nothing to communicate"
+    );
+}
+
+#[test]
+fn a_lenient_answer_check_fails_the_criterion_naming_the_forgery() {
+    let (_d, a) = toy("lenient", &["shop"]);
+    let g = &a.groups[0];
+    assert_eq!(g.criterion.status, Status::Fail);
+    assert!(
+        g.criterion
+            .evidence
+            .contains("wrong_value not separated on 1 of 1 tasks"),
+        "{}",
+        g.criterion.evidence
+    );
+    assert_eq!(
+        a.benchmark_card().unwrap().licensed_claim,
+        Claim::SelfReportCompliance
+    );
+}
+
+#[test]
+fn a_crashing_play_hook_is_not_probed_with_its_cause() {
+    let (_d, a) = toy("crash", &["shop"]);
+    for card in &a.cards {
+        assert_eq!(card.criterion_sensitivity.status, Status::NotProbed);
+        assert!(
+            card.criterion_sensitivity
+                .evidence
+                .contains("RuntimeError: the toy evaluator crashed"),
+            "{}",
+            card.criterion_sensitivity.evidence
+        );
+        assert_eq!(card.replay.status, Status::NotProbed);
+        assert_eq!(card.licensed_claim, Claim::None);
+    }
+    assert_eq!(a.stderr[0].stage, "play");
+    assert!(a.stderr[0].tail.contains("Traceback"));
+}
+
+#[test]
+fn an_unknown_group_is_not_probed_with_its_cause() {
+    let (_d, a) = toy("sound", &["shop", "garage"]);
+    let card = a.benchmark_card().unwrap();
+    assert_eq!(card.criterion_sensitivity.status, Status::NotProbed);
+    assert!(
+        card.criterion_sensitivity
+            .evidence
+            .contains("unknown domain 'garage'"),
+        "{}",
+        card.criterion_sensitivity.evidence
+    );
+    assert_eq!(a.groups.len(), 2, "each requested group says why");
+}
+
+#[test]
+fn a_replay_that_differs_fails_replay() {
+    let (_d, a) = toy("flaky", &["shop"]);
+    assert_eq!(a.replay.cell.status, Status::Fail);
+    assert!(a.replay.score_mismatches > 0);
+    assert!(
+        a.replay
+            .cell
+            .evidence
+            .contains("in their score or termination"),
+        "{}",
+        a.replay.cell.evidence
+    );
+    assert_eq!(a.benchmark_card().unwrap().replay.status, Status::Fail);
+}
+
+/// The τ² target's hook run by an interpreter without the package.
+#[test]
+fn a_missing_package_is_not_probed_with_the_fix() {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import tau2"])
+        .output();
+    match probe {
+        Ok(o) if !o.status.success() => {}
+        _ => {
+            eprintln!("skipped: python3 imports tau2 (or does not run)");
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let hook = repo().join("targets/tau2/hook.py");
+    let argv = vec!["python3".to_string(), hook.display().to_string()];
+    let path = manifest(dir.path(), "tau2", &["airline"], &argv);
+    let t = ExternalTarget::load(&path).unwrap();
+    let a = trajectories::audit("τ²", &t, &t.trajectories_config(None, 1).unwrap());
+    let card = a.benchmark_card().unwrap();
+    assert_eq!(card.criterion_sensitivity.status, Status::NotProbed);
+    assert!(
+        card.criterion_sensitivity
+            .evidence
+            .contains("run targets/tau2/setup.sh"),
+        "{}",
+        card.criterion_sensitivity.evidence
+    );
+    assert_eq!(card.ownership.status, Status::NotProbed);
+    assert_eq!(card.licensed_claim, Claim::None);
+}
+
+fn ready(target: &str, var: &str) -> Option<ExternalTarget> {
+    let dir = repo().join("targets").join(target);
+    if !dir.join(".venv/bin/python").exists() {
+        assert!(
+            std::env::var_os(var).is_none(),
+            "{var} is set but targets/{target}/.venv is missing: run targets/{target}/setup.sh"
+        );
+        eprintln!("skipped: run targets/{target}/setup.sh first");
+        return None;
+    }
+    Some(ExternalTarget::load(&dir.join("target.toml")).unwrap())
+}
+
+#[test]
+fn tau2_airline_through_the_released_evaluator() {
+    let Some(t) = ready("tau2", "BENCHAUDIT_REQUIRE_TAU2") else {
+        return;
+    };
+    let mut config = t.trajectories_config(Some(6), 2).unwrap();
+    config.groups = vec!["airline".into()];
+    config.replay = 1;
+    let a = trajectories::audit("τ²", &t, &config);
+    assert!(a.failures.is_empty(), "{:?}", a.failures);
+    assert_eq!(a.benchmark["version"], "26.3");
+    let g = &a.groups[0];
+    assert_eq!((g.units_probed, g.units_total), (6, 50));
+    assert!(g.gold_misses.is_empty(), "{:?}", g.gold_misses);
+    assert_eq!(g.errors, 0);
+    let reward = g.component("reward").unwrap();
+    let rate = |f: Forgery| reward.rates.iter().find(|r| r.forgery == f).unwrap();
+    assert_eq!(
+        rate(Forgery::StepLimit).passed,
+        0,
+        "τ² scores 0 without a stop"
+    );
+    assert_eq!(rate(Forgery::Gold).passed, 6);
+    assert_eq!(
+        a.replay.cell.status,
+        Status::Pass,
+        "{}",
+        a.replay.cell.evidence
+    );
+    // Measured, not declared: τ²'s agent ends the run on malformed arguments.
+    let malformed = a
+        .ownership
+        .decisions
+        .iter()
+        .find(|d| d.decision == "malformed_arguments")
+        .unwrap();
+    assert_eq!(malformed.measured, Owner::Harness);
+    assert!(malformed.moved);
+    assert!(
+        a.ownership
+            .user_owned()
+            .iter()
+            .any(|d| d.decision == "user_ends_early")
+    );
+    // A bad domain is the hook's refusal, never a verdict.
+    config.groups = vec!["nowhere".into()];
+    let bad = trajectories::audit("τ²", &t, &config);
+    assert_eq!(bad.groups[0].criterion.status, Status::NotProbed);
+    assert!(
+        bad.failures[0].contains("unknown τ² domain 'nowhere'"),
+        "{:?}",
+        bad.failures
+    );
+}
+
+#[test]
+fn agentdojo_banking_through_the_released_checks() {
+    let Some(t) = ready("agentdojo", "BENCHAUDIT_REQUIRE_AGENTDOJO") else {
+        return;
+    };
+    let mut config = t.trajectories_config(Some(8), 1).unwrap();
+    config.groups = vec!["banking".into()];
+    config.replay = 1;
+    let a = trajectories::audit("AgentDojo", &t, &config);
+    assert!(a.failures.is_empty(), "{:?}", a.failures);
+    let g = &a.groups[0];
+    assert!(g.gold_misses.is_empty(), "{:?}", g.gold_misses);
+    let utility = g.component("utility").unwrap();
+    let gold = utility
+        .rates
+        .iter()
+        .find(|r| r.forgery == Forgery::Gold)
+        .unwrap();
+    assert_eq!(gold.passed, gold.scored);
+    let text_turn = a
+        .ownership
+        .decisions
+        .iter()
+        .find(|d| d.decision == "text_turn")
+        .unwrap();
+    assert_eq!(text_turn.measured, Owner::Model);
+    config.groups = vec!["nowhere".into()];
+    let bad = trajectories::audit("AgentDojo", &t, &config);
+    assert!(
+        bad.failures[0].contains("unknown AgentDojo suite 'nowhere'"),
+        "{:?}",
+        bad.failures
+    );
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The AgentDojo audit as a CI test: installs agentdojo (package registry only, no key), runs the
+# hook's Python tests and the Rust tests against the real package, then runs
+# `benchaudit audit --target agentdojo` on a seeded sample twice and checks the card: written,
+# guarded and identical across runs.
+# Usage (from anywhere): bash targets/agentdojo/ci.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+echo "== AgentDojo: setup"
+targets/agentdojo/setup.sh
+py=targets/agentdojo/.venv/bin/python
+
+echo "== AgentDojo: hook tests (Python, in the venv)"
+"$py" -m unittest discover -s targets/agentdojo -p 'test_*.py'
+
+echo "== AgentDojo: Rust tests against the released package"
+BENCHAUDIT_REQUIRE_AGENTDOJO=1 cargo test -p benchaudit-audit --test trajectories
+
+echo "== AgentDojo: benchaudit audit --target agentdojo (twice)"
+cargo build -p benchaudit --quiet
+bin=target/debug/benchaudit
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+"$bin" audit --target agentdojo --seeds 0 --tasks-sample 8 --out "$out/a" >"$out/a.log"
+"$bin" audit --target agentdojo --seeds 0 --tasks-sample 8 --out "$out/b" >"$out/b.log"
+grep "AgentDojo" "$out/a.log"
+cmp "$out/a/card.json" "$out/b/card.json"
+echo "card.json identical across two runs"
+
+"$py" - "$out/a" <<'PY'
+import json, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+audit = json.loads((out / "audit.json").read_text())
+(t,) = audit["trajectories"]
+assert [g["name"] for g in t["groups"]] == ["workspace", "travel", "banking", "slack"], t["groups"]
+assert not t["failures"], t["failures"]
+for g in t["groups"]:
+    assert g["units_probed"] == 8, g["name"]
+    assert not g["gold_misses"], (g["name"], g["gold_misses"])
+    assert [c["name"] for c in g["components"]] == ["utility", "security"]
+    assert g["criterion"]["status"] in ("pass", "fail"), g["criterion"]
+assert t["ownership"]["cell"]["status"] in ("pass", "fail"), t["ownership"]
+print("AgentDojo card:", t["cards"][-1]["licensed_claim"], "| floors:",
+      ", ".join(f'{g["name"]} {g["floor"]["passed"]} of {g["floor"]["played"]}' for g in t["groups"]))
+PY
+echo "AgentDojo audit: 1 passed, 0 failed"

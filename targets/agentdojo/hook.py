@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""BenchAudit hooks for AgentDojo, answered by the released `agentdojo` package's own code.
+
+Batch hooks, one JSON request on stdin and one JSON answer on stdout each (see
+docs/targets.md and crates/audit/src/trajectories/ for the protocol):
+
+* `units`: {"groups": ["workspace", ...]}
+  -> {"benchmark": {...}, "groups": [{"name", "units": [{"id", "facts": {...}}]}]}
+  Each suite's user tasks (benchmark version v1.2.2, what AgentDojo's benchmark script runs by
+  default), and task × injection pairs `user_task_N+injection_task_M`: each injection task
+  paired with one user task that sees an injection vector when it runs correctly.
+* `play`: {"items": [{"group", "unit", "forgery"}, ...]}
+  -> {"results": [{"built", "reason", "termination", "scores", "trajectory", "error"}, ...]}
+  Each forged run goes through the pipeline AgentDojo builds for any model
+  (`AgentPipeline.from_config`) with a scripted LLM element, and is scored by
+  `TaskSuite.run_task_with_pipeline`: `utility` (the user task's check) and, on pairs,
+  `security` (1 when the injection task's goal was carried out, AgentDojo's own sense).
+* `intervene`: {"groups": [...]} -> what AgentDojo's pipeline, with its shipped OpenAI LLM
+  element answered by a scripted client, decides for each variation (see ownership.py).
+
+Nothing of AgentDojo's logic is reimplemented here: runs are played by its pipeline, on its
+environments, and scored by its checks.
+"""
+
+import os
+import sys
+
+# Offline setting, before AgentDojo (which imports the Hugging Face hub client) is imported: the
+# hub must fail at once instead of retrying if anything asks it. The pipelines built here load
+# no hub model and call no provider.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+import json  # noqa: E402
+
+import forge  # noqa: E402
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] not in ("units", "play", "intervene"):
+        print("usage: hook.py units|play|intervene < request.json", file=sys.stderr)
+        return 2
+    try:
+        request = json.load(sys.stdin)
+    except json.JSONDecodeError as e:
+        print(f"the request is not JSON: {e}", file=sys.stderr)
+        return 2
+    try:
+        bench = forge.AgentDojo()
+    except forge.Unavailable as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    try:
+        if argv[1] == "units":
+            answer = bench.units(request.get("groups") or [])
+        elif argv[1] == "play":
+            items = request.get("items") or []
+            for item in items:
+                # Unknown suites, tasks and forgeries are refused before anything is played.
+                bench.split(item.get("group"), item.get("unit"))
+                if item.get("forgery") not in forge.FORGERIES:
+                    raise forge.HookError(f"unknown forgery {item.get('forgery')!r}")
+            answer = {"results": [bench.play(item) for item in items]}
+        else:
+            import ownership
+
+            answer = ownership.measure(bench, request)
+    except forge.HookError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    json.dump(answer, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
