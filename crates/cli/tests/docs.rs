@@ -424,3 +424,89 @@ fn no_tracked_file_mentions_a_numbered_session_or_a_machine_path() {
         failures.join("\n")
     );
 }
+
+/// The lines of each ```` ```sh ```` block of `md`, comments and blank lines dropped.
+fn sh_blocks(md: &str) -> Vec<Vec<String>> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in md.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```sh") => current = Some(Vec::new()),
+            (Some(_), "```") => blocks.extend(current.take()),
+            (Some(block), text) => {
+                let command = text.split(" #").next().unwrap_or("").trim();
+                if !command.is_empty() && !command.starts_with('#') {
+                    block.push(command.to_string());
+                }
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// The README opens with exactly the two set-up commands (build-and-audit, test), then offers the
+/// pip route and the Inspect route in two lines each, and what those lines name exists: the
+/// wheel folder is the one `scripts/wheel/build.sh` writes, `pyproject.toml` builds crates/cli's
+/// binary (maturin binary bindings) with the Python package and registers the task under
+/// Inspect's entry point, and every `-T NAME=` is a parameter of the task. `scripts/wheel/ci.sh`
+/// runs the pip lines as written in a venv with no Rust toolchain (issue 36).
+#[test]
+fn readme_opens_with_two_commands_then_the_pip_and_inspect_routes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).expect(p);
+    let blocks = sh_blocks(&read("README.md"));
+    assert_eq!(
+        blocks[0],
+        ["cargo run --release -- audit", "cargo test --workspace"]
+    );
+    let wheel = "target/wheels/benchaudit-*.whl";
+    assert_eq!(
+        blocks[1],
+        [
+            format!("pip install {wheel}"),
+            "benchaudit audit".to_string()
+        ]
+    );
+    assert_eq!(blocks[2].len(), 2, "{:?}", blocks[2]);
+    assert_eq!(
+        blocks[2][0],
+        format!("pip install \"$(ls {wheel})[inspect]\"")
+    );
+    let eval = blocks[2][1]
+        .strip_prefix("inspect eval benchaudit/comtradebench ")
+        .expect("the Inspect route runs benchaudit/comtradebench");
+
+    assert!(read("scripts/wheel/build.sh").contains("out=\"$target/wheels\""));
+    let py: toml::Table = read("pyproject.toml").parse().expect("pyproject.toml");
+    assert_eq!(py["project"]["name"].as_str(), Some("benchaudit"));
+    assert!(py["project"]["optional-dependencies"]["inspect"].is_array());
+    assert_eq!(
+        py["project"]["entry-points"]["inspect_ai"]["benchaudit"].as_str(),
+        Some("benchaudit._registry")
+    );
+    let maturin = &py["tool"]["maturin"];
+    assert_eq!(maturin["bindings"].as_str(), Some("bin"));
+    assert_eq!(
+        maturin["manifest-path"].as_str(),
+        Some("crates/cli/Cargo.toml")
+    );
+    assert_eq!(maturin["python-source"].as_str(), Some("python"));
+    assert!(
+        read("python/benchaudit/_registry.py")
+            .contains("from .comtradebench import comtrade_agent, comtradebench")
+    );
+    let task = read("python/benchaudit/comtradebench.py");
+    let signature = task
+        .split("def comtradebench(")
+        .nth(1)
+        .and_then(|s| s.split(") -> Task:").next())
+        .expect("def comtradebench(...) -> Task");
+    for arg in eval.split_whitespace().filter_map(|w| w.split_once('=')) {
+        assert!(
+            signature.contains(&format!("\n    {}:", arg.0)),
+            "-T {}: not a parameter of comtradebench",
+            arg.0
+        );
+    }
+}

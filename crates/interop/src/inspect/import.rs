@@ -4,11 +4,14 @@ use benchaudit_runs::Error as RunsError;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use benchaudit_agents::collector::payload_sha256;
 use benchaudit_agents::{
     AgentCounts, EpisodeKey, EpisodeRecord, Level, Outcome, Timing, TokenUsage, Transcript,
     sha256_hex,
 };
+use benchaudit_comtrade::{Submission, SubmitArgs};
 use benchaudit_runs::{Ledger, Manifest};
+use benchaudit_scoring::{RewardScorer, Scores};
 use serde_json::{Value, json};
 
 use super::archive::Reader;
@@ -37,6 +40,9 @@ pub struct Imported {
     pub skipped: usize,
     /// Of the records read, those exported by benchaudit and restored exactly.
     pub restored: usize,
+    /// Of the records read, ComtradeBench episodes played under Inspect
+    /// ([`COMTRADEBENCH_TASK`]), re-scored from the submission the log records.
+    pub comtrade: usize,
     /// Samples that ended in an error (recorded as infra errors: excluded and listed).
     pub errors: usize,
     /// Samples without the chosen score (recorded without a reward: excluded and listed).
@@ -50,11 +56,12 @@ impl Imported {
     /// `report` command that reads the run (on F1 when every record was restored exactly).
     pub fn summary(&self) -> String {
         let mut text = format!(
-            "{}: {} episode(s) appended, {} already there ({} restored from benchaudit exports; {} errored, {} unscored)\n",
+            "{}: {} episode(s) appended, {} already there ({} restored from benchaudit exports, {} ComtradeBench episodes re-scored; {} errored, {} unscored)\n",
             self.out.display(),
             self.appended,
             self.skipped,
             self.restored,
+            self.comtrade,
             self.errors,
             self.unscored
         );
@@ -63,7 +70,7 @@ impl Imported {
                 text.push_str(&format!("  {}: reward = score `{score}`\n", path.display()));
             }
         }
-        let metric = if self.restored == self.appended + self.skipped {
+        let metric = if self.restored + self.comtrade == self.appended + self.skipped {
             "f1"
         } else {
             "reward"
@@ -88,7 +95,10 @@ struct Log {
 ///
 /// Exists as the whole of `benchaudit import --format inspect` minus argument parsing.
 ///
-/// A sample exported by benchaudit becomes its original record again. Any other sample
+/// A sample exported by benchaudit becomes its original record again. A sample of the
+/// ComtradeBench Inspect task ([`COMTRADEBENCH_TASK`]) becomes a ComtradeBench record (see
+/// [`comtrade_record`]): scored again by the Rust scorers from the submission in its
+/// messages. Any other sample
 /// becomes a record keyed (model, L2, `task.sample_id`, epoch): its policy is the eval's
 /// model, its task the eval's task and sample id (characters outside `A-Za-z0-9._-` written
 /// as `_`, so the ledger can name its transcript file), its seed the epoch, its `reward` the
@@ -112,6 +122,7 @@ pub fn import_logs(logs: &[PathBuf], out: &Path, opts: &ImportOptions) -> Result
         appended: 0,
         skipped: 0,
         restored: 0,
+        comtrade: 0,
         errors: 0,
         unscored: 0,
         logs: Vec::new(),
@@ -142,6 +153,13 @@ pub fn import_logs(logs: &[PathBuf], out: &Path, opts: &ImportOptions) -> Result
                         ))
                     })?;
                 summary.restored += 1;
+                summary.errors += usize::from(record.outcome == Outcome::InfraError);
+                summary.unscored += usize::from(record.reward.is_none());
+                records.push((record, transcript));
+                continue;
+            }
+            if let Some(record) = comtrade_record(eval, sample, &what)? {
+                summary.comtrade += 1;
                 summary.errors += usize::from(record.outcome == Outcome::InfraError);
                 summary.unscored += usize::from(record.reward.is_none());
                 records.push((record, transcript));
@@ -403,4 +421,248 @@ fn foreign_record(eval: &Value, sample: &Value, scorer: &str, what: &str) -> Res
                 .map_or(0.0, |s| s * 1000.0),
         },
     })
+}
+
+/// The registry name of the ComtradeBench Inspect task the Python package ships
+/// (`python/benchaudit/comtradebench.py`): its samples are ComtradeBench episodes.
+pub const COMTRADEBENCH_TASK: &str = "benchaudit/comtradebench";
+
+/// A sample of [`COMTRADEBENCH_TASK`] as the ledger record `benchaudit run` would have written
+/// for the same episode, or `None` for a sample of another task.
+///
+/// Key: policy `MODEL+SCAFFOLD` (the agent loop is part of the player), level L2, the sample's
+/// `metadata.task_id` and `metadata.seed`, options hashed from the task's interface, tool text
+/// and submission protocol. Scores: the Rust scorers on the accepted `submit_results` call's
+/// arguments (full protocol), or on missing files when nothing was accepted, as `run` scores
+/// them; the log's own `f1` and `judge` must agree, else the log is refused. Under the `ids` and
+/// `chunked` protocols the submission is not in the arguments alone: the log's `f1` is the
+/// reward and the record carries no scores.
+fn comtrade_record(eval: &Value, sample: &Value, what: &str) -> Result<Option<EpisodeRecord>> {
+    let task_name = eval.get("task_registry_name").or_else(|| eval.get("task"));
+    if task_name.and_then(Value::as_str) != Some(COMTRADEBENCH_TASK) {
+        return Ok(None);
+    }
+    let md = sample.get("metadata");
+    let (Some(task_id), Some(seed)) = (
+        md.and_then(|m| m.get("task_id")).and_then(Value::as_str),
+        md.and_then(|m| m.get("seed")).and_then(Value::as_u64),
+    ) else {
+        return Ok(None);
+    };
+    let task = benchaudit_comtrade::find_task(task_id)
+        .map_err(|e| Error::Invalid(format!("{what}: metadata.task_id: {e}")))?;
+    let args = eval.get("task_args");
+    let arg = |name: &str, default: &str| {
+        args.and_then(|a| a.get(name))
+            .and_then(Value::as_str)
+            .unwrap_or(default)
+            .to_string()
+    };
+    let (scaffold, interface, tool_text, protocol) = (
+        arg("scaffold", "react"),
+        arg("interface", "legacy"),
+        arg("tool_text", "clarified"),
+        arg("submission", "full"),
+    );
+    let mut record = foreign_record(eval, sample, "f1", what)?;
+    record.key.policy = format!("{}+{scaffold}", record.key.policy);
+    record.key.task_id = task.task_id.to_string();
+    record.key.seed = seed;
+    record.key.options_hash = sha256_hex(
+        format!("inspect\u{0}{COMTRADEBENCH_TASK}\u{0}{interface}\u{0}{tool_text}\u{0}{protocol}")
+            .as_bytes(),
+    )[..16]
+        .to_string();
+    if record.outcome == Outcome::InfraError {
+        return Ok(Some(record));
+    }
+    let submitted = accepted_submit_arguments(sample);
+    let submission = match (&submitted, protocol.as_str()) {
+        (None, _) => Submission::default(),
+        (Some(args), "full") => {
+            let a = SubmitArgs::from_json(args)
+                .map_err(|e| Error::Invalid(format!("{what}: submit_results arguments: {e}")))?;
+            Submission {
+                data_jsonl: a.data_jsonl,
+                metadata_json: a.metadata_json,
+                run_log: a.run_log,
+                undecodable: Vec::new(),
+            }
+        }
+        (Some(_), _) => {
+            record.outcome = Outcome::Submitted;
+            return Ok(Some(record));
+        }
+    };
+    let scores = Scores::compute(task, seed, &submission);
+    let logged = |name: &str| {
+        sample
+            .pointer(&format!("/scores/{name}/value"))
+            .map(value_to_float)
+            .transpose()
+            .map_err(|e| Error::Invalid(format!("{what}: {e}")))
+    };
+    for (name, ours) in [("f1", scores.f1), ("judge", scores.judge())] {
+        if let Some(theirs) = logged(name)?
+            && theirs != ours
+        {
+            return Err(Error::Invalid(format!(
+                "{what}: the log's {name} {theirs} differs from its submission re-scored ({ours})"
+            )));
+        }
+    }
+    record.outcome = if submitted.is_some() {
+        Outcome::Submitted
+    } else {
+        Outcome::NoSubmission
+    };
+    record.payload_sha256 = submitted.is_some().then(|| payload_sha256(&submission));
+    record.reward = Some(scores.reward(RewardScorer::F1));
+    record.scores = Some(scores);
+    Ok(Some(record))
+}
+
+/// The arguments of the `submit_results` call the episode accepted: the call whose tool
+/// result carries no error and answers `done`.
+fn accepted_submit_arguments(sample: &Value) -> Option<&Value> {
+    let messages = sample.get("messages")?.as_array()?;
+    let accepted = messages.iter().find(|m| {
+        m.get("role").and_then(Value::as_str) == Some("tool")
+            && m.get("function").and_then(Value::as_str) == Some("submit_results")
+            && m.get("error").is_none_or(Value::is_null)
+            && tool_text(m).is_some_and(|t| {
+                serde_json::from_str::<Value>(&t)
+                    .ok()
+                    .and_then(|v| v.get("done").and_then(Value::as_bool))
+                    == Some(true)
+            })
+    })?;
+    let id = accepted.get("tool_call_id")?.as_str()?;
+    messages
+        .iter()
+        .filter_map(|m| m.get("tool_calls").and_then(Value::as_array))
+        .flatten()
+        .find(|c| c.get("id").and_then(Value::as_str) == Some(id))
+        .and_then(|c| c.get("arguments"))
+}
+
+/// A message's text: a string `content`, or its text parts joined.
+fn tool_text(message: &Value) -> Option<String> {
+    match message.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use benchaudit_comtrade::{Generator, Row, find_task, record::write_jsonl};
+
+    /// A `.json` log of the ComtradeBench Inspect task with one T3_duplicates seed-0 sample:
+    /// `submit` the accepted call's arguments (None: no call), `f1` and `judge` its scores.
+    fn log(dir: &Path, submit: Option<Value>, f1: f64, judge: f64) -> PathBuf {
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        if let Some(arguments) = submit {
+            messages.push(json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "function": "submit_results", "arguments": arguments}]}));
+            messages.push(
+                json!({"role": "tool", "tool_call_id": "c1", "function": "submit_results",
+                "content": [{"type": "text", "text": "{\"done\":true,\"errors\":[]}"}]}),
+            );
+        }
+        let doc = json!({
+            "version": 2, "status": "success",
+            "eval": {"task": COMTRADEBENCH_TASK, "task_registry_name": COMTRADEBENCH_TASK,
+                     "model": "openai/m", "task_args": {"scaffold": "basic_agent", "seeds": "0"}},
+            "samples": [{"id": "T3_duplicates:0", "epoch": 1,
+                         "metadata": {"task_id": "T3_duplicates", "seed": 0},
+                         "scores": {"f1": {"value": f1}, "judge": {"value": judge}},
+                         "messages": messages}],
+        });
+        let path = dir.join("log.json");
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    }
+
+    fn truth() -> String {
+        let task = find_task("T3_duplicates").unwrap();
+        let rows: Vec<Row> = Generator::new(task, 0).truth().map(Row::Record).collect();
+        let mut out = String::new();
+        write_jsonl(task, &rows, &mut out);
+        out
+    }
+
+    fn records(out: &Path) -> Vec<EpisodeRecord> {
+        std::fs::read_to_string(out.join("episodes.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_comtradebench_sample_becomes_a_rescored_comtrade_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, meta, log_text) = (truth(), "{\"task_id\":\"T3_duplicates\"}", "INFO done");
+        let submission = Submission::new(data.clone(), meta, log_text);
+        let want = Scores::compute(find_task("T3_duplicates").unwrap(), 0, &submission);
+        assert_eq!(want.f1, 1.0);
+        let args = json!({"data_jsonl": data, "metadata_json": meta, "run_log": log_text});
+        let path = log(dir.path(), Some(args), want.f1, want.judge());
+        let out = dir.path().join("run");
+        let summary = import_logs(&[path], &out, &ImportOptions::default()).unwrap();
+        assert_eq!((summary.comtrade, summary.appended), (1, 1));
+        assert!(
+            summary.summary().contains("--metric f1"),
+            "{}",
+            summary.summary()
+        );
+        let [r] = records(&out).try_into().unwrap();
+        assert_eq!(r.key.policy, "openai/m+basic_agent");
+        assert_eq!((r.key.task_id.as_str(), r.key.seed), ("T3_duplicates", 0));
+        assert_eq!(r.key.level, Level::L2);
+        assert_eq!(r.outcome, Outcome::Submitted);
+        assert_eq!(r.reward, Some(1.0));
+        assert_eq!(r.scores, Some(want));
+        assert_eq!(r.payload_sha256, Some(payload_sha256(&submission)));
+    }
+
+    #[test]
+    fn a_log_whose_scores_disagree_with_its_submission_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = json!({"data_jsonl": truth(), "metadata_json": "{}", "run_log": ""});
+        let path = log(dir.path(), Some(args), 0.5, 0.5);
+        let err = import_logs(&[path], &dir.path().join("run"), &ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the log's f1 0.5 differs from its submission re-scored (1)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_sample_without_an_accepted_submission_scores_the_missing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = Scores::compute(
+            find_task("T3_duplicates").unwrap(),
+            0,
+            &Submission::default(),
+        );
+        let path = log(dir.path(), None, empty.f1, empty.judge());
+        let out = dir.path().join("run");
+        import_logs(&[path], &out, &ImportOptions::default()).unwrap();
+        let [r] = records(&out).try_into().unwrap();
+        assert_eq!(r.outcome, Outcome::NoSubmission);
+        assert_eq!(r.scores, Some(empty));
+        assert_eq!(r.payload_sha256, None);
+    }
 }

@@ -20,15 +20,18 @@
 //! | an infra error | a sample `error` (Inspect's own meaning: the sample did not run) |
 //!
 //! Every exported sample carries its whole ledger record in `metadata.benchaudit_record`, so a
-//! log exported here imports back to the identical record; a log Inspect wrote becomes records
-//! whose `reward` is the chosen scorer's value (`benchaudit report --metric reward`).
+//! log exported here imports back to the identical record; a log of the ComtradeBench Inspect
+//! task ([`COMTRADEBENCH_TASK`], which the Python package ships) becomes ComtradeBench records
+//! re-scored from the submissions in their messages (`benchaudit report` on F1); any other log
+//! Inspect wrote becomes records whose `reward` is the chosen scorer's value
+//! (`benchaudit report --metric reward`).
 
 mod archive;
 mod export;
 mod import;
 
 pub use export::{ExportedLog, export_run, export_summary};
-pub use import::{ImportOptions, Imported, import_logs};
+pub use import::{COMTRADEBENCH_TASK, ImportOptions, Imported, import_logs};
 
 use serde_json::Value;
 
