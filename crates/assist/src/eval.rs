@@ -90,8 +90,12 @@ pub struct NarrateRef {
     pub name: String,
     /// Slice.
     pub slice: Slice,
-    /// The audit document (audit.json or card.json).
-    pub audit: String,
+    /// An audit document (audit.json) under the root.
+    #[serde(default)]
+    pub audit: Option<String>,
+    /// Or: the key-free self-audit over this many seeds, computed in-process.
+    #[serde(default)]
+    pub self_audit_seeds: Option<u64>,
     /// Bound of the facts sent.
     #[serde(default)]
     pub max_fact_bytes: Option<usize>,
@@ -456,14 +460,7 @@ pub fn run(chat: &mut Chat, refs: &References, settings: &Settings) -> Result<Ev
     }
     if wants(settings, "narrate") {
         for r in refs.narrate.iter().filter(|r| r.slice == settings.slice) {
-            let path = settings.root.join(&r.audit);
-            let audit: Value = match benchaudit_runs::files::read_text_bounded(
-                &path,
-                benchaudit_runs::files::limits::GUARD,
-            )
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("{}: {e}", path.display())))
-            {
+            let audit: Value = match audit_document(r, &settings.root) {
                 Ok(v) => v,
                 Err(why) => {
                     report.skipped.push(Skipped {
@@ -504,6 +501,25 @@ pub fn run(chat: &mut Chat, refs: &References, settings: &Settings) -> Result<Ev
         }
     }
     Ok(report)
+}
+
+/// The document a narration reference names: a file under the root, or the self-audit.
+fn audit_document(r: &NarrateRef, root: &Path) -> Result<Value, String> {
+    if let Some(seeds) = r.self_audit_seeds {
+        let config = benchaudit_audit::AuditConfig::key_free(seeds, 2);
+        let options = benchaudit_audit::TargetOptions::default();
+        return benchaudit_audit::audit_all(&config, &[], &options)
+            .map(|a| a.document())
+            .map_err(|e| format!("the self-audit failed: {e}"));
+    }
+    let Some(rel) = &r.audit else {
+        return Err("names neither `audit` nor `self_audit_seeds`".into());
+    };
+    let path = root.join(rel);
+    let text =
+        benchaudit_runs::files::read_text_bounded(&path, benchaudit_runs::files::limits::GUARD)
+            .map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn owner_name(o: benchaudit_agents::Owner) -> &'static str {
