@@ -39,24 +39,37 @@ fn flatten(value: &Value, pointer: String, out: &mut Vec<(String, Value)>) {
     }
 }
 
-/// The facts a narration may quote: `POINTER = VALUE` lines, the cards (`/cards`) first, then
-/// the rest of the document in its order, up to `max_bytes`.
+/// Strings up to this length are verdicts and names; longer ones are evidence sentences.
+const SHORT_STRING: usize = 80;
+
+/// The facts a narration may quote: `POINTER = VALUE` lines, up to `max_bytes`, in the order
+/// a narration needs them: the cards' verdicts and names (`/cards`), the document's figures,
+/// the cards' evidence sentences, then the other strings.
 pub fn facts(audit: &Value, max_bytes: usize) -> Vec<String> {
-    let mut leaves = Vec::new();
-    if let Some(cards) = audit.get("cards") {
-        flatten(cards, "/cards".into(), &mut leaves);
+    let mut cards = Vec::new();
+    if let Some(c) = audit.get("cards") {
+        flatten(c, "/cards".into(), &mut cards);
     }
+    let mut rest = Vec::new();
     if let Value::Object(m) = audit {
         for (k, v) in m.iter().filter(|(k, _)| k.as_str() != "cards") {
-            flatten(v, format!("/{}", escape_pointer(k)), &mut leaves);
+            flatten(v, format!("/{}", escape_pointer(k)), &mut rest);
         }
     }
+    let long = |v: &Value| v.as_str().is_some_and(|s| s.len() > SHORT_STRING);
+    let (evidence, verdicts): (Vec<_>, Vec<_>) = cards.into_iter().partition(|(_, v)| long(v));
+    let (figures, other): (Vec<_>, Vec<_>) = rest.into_iter().partition(|(_, v)| v.is_number());
     let mut out = Vec::new();
     let mut used = 0;
-    for (pointer, value) in leaves {
+    for (pointer, value) in verdicts
+        .into_iter()
+        .chain(figures)
+        .chain(evidence)
+        .chain(other)
+    {
         let line = format!("{pointer} = {value}");
         if used + line.len() + 1 > max_bytes {
-            break;
+            continue;
         }
         used += line.len() + 1;
         out.push(line);

@@ -43,8 +43,11 @@ pub struct Source {
     pub files: Vec<SourceFile>,
 }
 
+/// A 1-based, inclusive line range.
+type LineRange = (usize, usize);
+
 /// `PATH` or `PATH:START-END`.
-fn split_range(spec: &str) -> Result<(&str, Option<(usize, usize)>), Error> {
+fn split_range(spec: &str) -> Result<(&str, Option<LineRange>), Error> {
     if let Some((path, range)) = spec.rsplit_once(':')
         && let Some((a, b)) = range.split_once('-')
         && !a.is_empty()

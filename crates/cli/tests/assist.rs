@@ -585,6 +585,14 @@ fn eval_scores_each_layer_against_the_shipped_references_and_replays_identically
     // Narration of the self-audit: the guard passes a faithful narration.
     let n = &eval["narrate"][0];
     assert_eq!(n["worst"], json!(1), "{n}");
+    assert_eq!(
+        (
+            n["runs"][0]["checked"].as_u64(),
+            n["runs"][0]["tagged"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "a figure of the self-audit was quoted and checked at its path: {n}"
+    );
     assert_eq!(s.requests().len(), 6, "3 layers x 2 runs");
     let stdout = text(&o.stdout);
     assert!(stdout.contains("discover  ComtradeBench production harness function at L0 and L1: decisions right, mean 9.50 of 10, worst run 9 of 10"), "{stdout}");
