@@ -159,6 +159,7 @@ pub fn declared_from(map: &OwnershipMap, scored: Level) -> DeclaredOwnership {
         scored_level: scored.to_string(),
         // Measured by the audit's own ownership stage, not by a hook.
         measured: Vec::new(),
+        confirmed_from: None,
     }
 }
 

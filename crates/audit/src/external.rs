@@ -15,7 +15,17 @@
 //! [scaffold_variance]              # measured: one model under several native scaffolds
 //! model = "gpt-4o"
 //! scores = { "tool-calling" = 0.61, "react" = 0.48 }
+//!
+//! [ownership]                      # the ownership map as data (instead of the ownership hook)
+//! scored_level = "L0"
+//! claimed = ["retry", "dedup"]
+//! entries = [["L0", "retry", "harness"], ["L0", "dedup", "harness"]]
+//! confirmed_from = "assist-discover-1f2e3d4c5b6a"   # optional: a proposal a person confirmed
 //! ```
+//!
+//! An `[ownership]` table still marked `proposed = "…"` (as `benchaudit assist discover` writes
+//! it) is refused: a model's proposal changes no card until a person has checked it and renamed
+//! `proposed` to `confirmed_from`, which the card's ownership cell then names.
 //!
 //! Requests and answers (one JSON value each way):
 //! * ownership: `{}` → `{"entries": [["L0", "dedup", "harness"], …], "claimed": ["dedup", …], "scored_level": "L0"}`
@@ -228,6 +238,43 @@ pub struct TargetManifest {
     /// Measured scaffold variance given as numbers (instead of the `scaffold_variance` hook).
     #[serde(default)]
     pub scaffold_variance: Option<ScaffoldVariance>,
+    /// The ownership map given as data (instead of the `ownership` hook).
+    #[serde(default)]
+    pub ownership: Option<OwnershipTable>,
+}
+
+/// The `[ownership]` table: hook 1's answer written into the manifest, with where it came from.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OwnershipTable {
+    /// The level the benchmark is scored at.
+    pub scored_level: String,
+    /// D_claimed.
+    pub claimed: Vec<String>,
+    /// `(level, decision, owner)` entries.
+    pub entries: Vec<(String, String, crate::target::Owner)>,
+    /// The map as measured by intervention, when the target measured it.
+    #[serde(default)]
+    pub measured: Vec<crate::target::MeasuredDecision>,
+    /// The proposal a person confirmed this map from.
+    #[serde(default)]
+    pub confirmed_from: Option<String>,
+    /// Set by `benchaudit assist discover`: a proposal, refused until confirmed.
+    #[serde(default)]
+    pub proposed: Option<String>,
+}
+
+impl OwnershipTable {
+    /// The declaration the audit reads.
+    pub fn declared(&self) -> DeclaredOwnership {
+        DeclaredOwnership {
+            entries: self.entries.clone(),
+            claimed: self.claimed.clone(),
+            scored_level: self.scored_level.clone(),
+            measured: self.measured.clone(),
+            confirmed_from: self.confirmed_from.clone(),
+        }
+    }
 }
 
 /// The four optional hook commands (argv).
@@ -319,6 +366,20 @@ impl ExternalTarget {
             if manifest.hooks.scaffold_variance.is_some() {
                 return Err(format!(
                     "{}: scaffold variance is given both as numbers and as a hook; keep one",
+                    path.display()
+                ));
+            }
+        }
+        if let Some(table) = &manifest.ownership {
+            if let Some(id) = &table.proposed {
+                return Err(format!(
+                    "{}: its [ownership] table is a proposal (proposed = \"{id}\"), not a declaration: check it against the harness, then rename `proposed` to `confirmed_from` to confirm it",
+                    path.display()
+                ));
+            }
+            if manifest.hooks.ownership.is_some() {
+                return Err(format!(
+                    "{}: the ownership map is given both as an [ownership] table and as a hook; keep one",
                     path.display()
                 ));
             }
@@ -1101,6 +1162,9 @@ impl Target for ExternalTarget {
     }
 
     fn ownership_hook(&self) -> Option<Result<DeclaredOwnership, String>> {
+        if let Some(table) = &self.manifest.ownership {
+            return Some(Ok(table.declared()));
+        }
         let argv = self.manifest.hooks.ownership.as_ref()?;
         Some(self.call_read("ownership", argv, &json!({}), |v| {
             serde_json::from_value(v)

@@ -631,8 +631,23 @@ fn external_ownership_cell(target: &dyn Target) -> Cell {
         Some(Err(cause)) => return Cell::not_probed(cause),
         Some(Ok(d)) => d,
     };
+    let mut cell = declared_ownership_cell(&declared, variance.as_ref());
+    // A map a person confirmed from a model's proposal says so on the card.
+    if let Some(id) = &declared.confirmed_from {
+        cell.evidence.push_str(&format!(
+            " (ownership map confirmed from the proposal {id})"
+        ));
+    }
+    cell
+}
+
+/// The ownership cell of a declared map (hook 1 or the manifest's `[ownership]` table).
+fn declared_ownership_cell(
+    declared: &DeclaredOwnership,
+    variance: Option<&Result<crate::target::ScaffoldVariance, String>>,
+) -> Cell {
     if !declared.measured.is_empty() {
-        return measured_ownership_cell(&declared);
+        return measured_ownership_cell(declared);
     }
     let model = declared.model_owned(&declared.scored_level);
     let missing: Vec<&String> = declared
@@ -641,7 +656,7 @@ fn external_ownership_cell(target: &dyn Target) -> Cell {
         .filter(|c| !model.contains(c))
         .collect();
     if missing.is_empty() {
-        let variance_note = match &variance {
+        let variance_note = match variance {
             Some(Err(cause)) => format!(" ({cause})"),
             _ => String::new(),
         };

@@ -22,6 +22,11 @@ pub struct DeclaredOwnership {
     /// may answer it beside its declaration): when given, it decides the ownership cell.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measured: Vec<MeasuredDecision>,
+    /// Set when a person confirmed this map from a proposal (`benchaudit assist discover`)
+    /// into the target's manifest: the proposal's id, so the card says which cell rests on a
+    /// model's proposal that a person accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_from: Option<String>,
 }
 
 /// One decision as measured by intervention: the harness run with the model's choice varied,

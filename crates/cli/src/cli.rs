@@ -49,6 +49,8 @@ pub enum Command {
     Export(crate::commands::export::ExportArgs),
     /// Read logs of another tool (Inspect `.eval`/`.json`) into a run directory.
     Import(crate::commands::import::ImportArgs),
+    /// LLM-assisted layers that propose, never score: discover, probes, narrate, eval.
+    Assist(crate::commands::assist::AssistArgs),
 }
 
 /// `benchaudit tasks`

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => commands::mcp::run(&args),
         Command::Export(args) => commands::export::run(&args),
         Command::Import(args) => commands::import::run(&args),
+        Command::Assist(args) => commands::assist::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod ab;
+pub mod assist;
 pub mod audit;
 pub mod export;
 pub mod guard;
