@@ -26,6 +26,10 @@ pub fn forgeries(family: ProbeFamily) -> Vec<&'static str> {
             .iter()
             .map(|f| f.name())
             .collect(),
+        ProbeFamily::Trajectories => benchaudit_audit::trajectories::table::Forgery::ALL
+            .iter()
+            .map(|f| f.name())
+            .collect(),
     }
 }
 
@@ -35,6 +39,7 @@ pub fn family_name(family: ProbeFamily) -> &'static str {
         ProbeFamily::Records => "records",
         ProbeFamily::Calls => "calls",
         ProbeFamily::Answers => "answers",
+        ProbeFamily::Trajectories => "trajectories",
     }
 }
 

@@ -92,6 +92,7 @@ enum FamilyArg {
     Records,
     Calls,
     Answers,
+    Trajectories,
 }
 
 impl From<FamilyArg> for ProbeFamily {
@@ -100,6 +101,7 @@ impl From<FamilyArg> for ProbeFamily {
             FamilyArg::Records => ProbeFamily::Records,
             FamilyArg::Calls => ProbeFamily::Calls,
             FamilyArg::Answers => ProbeFamily::Answers,
+            FamilyArg::Trajectories => ProbeFamily::Trajectories,
         }
     }
 }
