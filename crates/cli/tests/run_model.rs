@@ -292,7 +292,7 @@ fn an_infra_error_is_retried_on_resume_and_the_run_exits_non_zero_while_one_rema
         "the summary is printed: {stdout}"
     );
     assert!(
-        stderr.contains("1 of the 1 episodes run ended in infra_error"),
+        stderr.contains("error: the one episode run ended in infra_error"),
         "{stderr}"
     );
     failing.store(false, Ordering::SeqCst);

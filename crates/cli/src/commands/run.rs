@@ -214,10 +214,16 @@ pub fn incomplete_exit(executed: &Executed, out: &Path) -> ExitCode {
     if executed.infra_errors == 0 {
         return ExitCode::SUCCESS;
     }
+    let which = if executed.ran == 1 {
+        "the one episode run".to_string()
+    } else {
+        format!(
+            "{} of the {} episodes run",
+            executed.infra_errors, executed.ran
+        )
+    };
     eprintln!(
-        "error: {} of the {} episodes run ended in infra_error: the run in {} is incomplete; run the same command again to retry them",
-        executed.infra_errors,
-        executed.ran,
+        "error: {which} ended in infra_error: the run in {} is incomplete; run the same command again to retry them",
         out.display()
     );
     ExitCode::from(3)
