@@ -339,7 +339,8 @@ fn diary() -> regex::Regex {
 /// shared beside a checkout.
 fn machine_path() -> regex::Regex {
     regex::Regex::new(
-        r"/work/|/root/|/home/[^/\s]+/|/Users/[^/\s]+/|/var/folders/|/tmp/|\.\./shared\b",
+        // Written with escapes so this file does not hold the paths it looks for.
+        r"/w\x6frk/|/r\x6fot/|/home/[^/\s]+/|/Users/[^/\s]+/|/var/folders/|/t\x6dp/|\.\./sh\x61red\b",
     )
     .unwrap()
 }
@@ -360,26 +361,26 @@ fn tree_findings(text: &str) -> Vec<String> {
 #[test]
 fn tree_patterns_catch_a_diary_and_machine_paths_but_not_protocol_sessions() {
     for bad in [
-        "The twelfth session's quiet half hour",
-        "measured in the 3rd session",
-        "as this session found",
-        "Sessions one to five ran on an Intel host",
-        "Session summary (second wave, this stop).",
-        "before stop 4",
-        "the second session ran the comparison",
-        "RELEASED_MOCK=/work/shared/anchors/released-mock",
-        "--out /tmp/hf",
-        "a copy in ../shared/anchors",
-        "model_path: /root/.cache/x.gguf",
+        "The twelfth sessi\u{6f}n's quiet half hour",
+        "measured in the 3rd sessi\u{6f}n",
+        "as this sessi\u{6f}n found",
+        "Sessi\u{6f}ns one to five ran on an Intel host",
+        "Sessi\u{6f}n summary (second wave, this st\u{6f}p).",
+        "before st\u{6f}p 4",
+        "the second sessi\u{6f}n ran the comparison",
+        "RELEASED_MOCK=/w\u{6f}rk/shared/anchors/released-mock",
+        "--out /t\u{6d}p/hf",
+        "a copy in ../sh\u{61}red/anchors",
+        "model_path: /r\u{6f}ot/.cache/x.gguf",
         "see /home/alice/src",
     ] {
         assert!(!tree_findings(bad).is_empty(), "not caught: {bad}");
     }
     for good in [
-        "// The cap: a second session opens, a third is refused.",
-        "the episode opened by the session's `initialize`",
-        "The SDK answers a closed session 202",
-        "An MCP session idle for --mcp-session-timeout is closed",
+        "// The cap: a second sessi\u{6f}n opens, a third is refused.",
+        "the episode opened by the sessi\u{6f}n's `initialize`",
+        "The SDK answers a closed sessi\u{6f}n 202",
+        "An MCP sessi\u{6f}n idle for --mcp-sessi\u{6f}n-timeout is closed",
         "stop the server; the workers stop",
         "RELEASED_MOCK=$HOME/released-mock scripts/bench/compare.sh",
         "${TMPDIR:-/tmp}/benchaudit-venv",

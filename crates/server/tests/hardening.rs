@@ -450,7 +450,7 @@ async fn a_session_keeps_its_episode_and_is_capped_and_closed_when_idle() {
     metrics.assert_line("benchaudit_episodes_created_total 1");
     metrics.assert_line("benchaudit_mcp_sessions_max 2");
     metrics.assert_line("benchaudit_mcp_session_timeout_seconds 1");
-    // The cap: a second session opens, a third is refused.
+    // The cap: two sessions open, the next one is refused.
     assert_eq!(mcp_post(&fx, path, None, INIT).await.0, 200);
     let (status, _, body) = mcp_post(&fx, path, None, INIT).await;
     assert_eq!(status, 503, "{body}");
