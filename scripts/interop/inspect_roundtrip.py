@@ -79,8 +79,9 @@ def export_side(work):
             check(r is not None, f"{path.name}: sample {s.id} epoch {s.epoch} has a ledger record {key}")
             if r is None:
                 continue
+            # The judge on 0-1 as every benchaudit output shows it (judge_share: 4 decimals).
             want = {"f1": r["scores"]["f1"], "precision": r["scores"]["precision"],
-                    "recall": r["scores"]["recall"], "judge": r["scores"]["judge_total"] / 100}
+                    "recall": r["scores"]["recall"], "judge": round(r["scores"]["judge_total"] / 100, 4)}
             if r["coverage"] is not None:
                 want["coverage"] = r["coverage"]
             got = {k: v.value for k, v in s.scores.items()}
