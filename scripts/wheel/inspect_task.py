@@ -59,10 +59,12 @@ def scripted_calls(work):
         "--out", work / "rule", "--jobs", "1")
     truth = run("truth", "--task", TASK, "--seed", SEED)
     scripts = {}
-    for path in sorted((work / "rule" / "transcripts").glob("*.json")):
+    # Transcripts are zstd-compressed JSON (`run --transcripts keep`); the zstd CLI reads them.
+    for path in sorted((work / "rule" / "transcripts").glob("*.json.zst")):
         policy = path.name.split("__")[0]
         calls = []
-        for e in json.loads(path.read_text())["events"]:
+        doc = subprocess.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout
+        for e in json.loads(doc)["events"]:
             if e["event"] != "call":
                 continue
             args = dict(e["arguments"])
