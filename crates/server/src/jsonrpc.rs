@@ -44,7 +44,8 @@ pub struct Rejection {
 }
 
 impl Rejection {
-    fn new(id: Value, code: i32, message: impl Into<String>) -> Self {
+    /// A rejection whose message is cut to [`MAX_ERROR_BYTES`].
+    pub fn new(id: Value, code: i32, message: impl Into<String>) -> Self {
         Rejection {
             id,
             code,
