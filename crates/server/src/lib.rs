@@ -113,6 +113,9 @@ pub enum ServeError {
     /// The MCP session over stdio could not start or failed.
     #[error("MCP over stdio: {0}")]
     Mcp(String),
+    /// What the caller prepares once the address is bound (a ledger to record into) failed.
+    #[error("{0}")]
+    Setup(String),
     /// The MCP session over stdio ended with requests read but not answered.
     #[error("MCP over stdio: {count} message line(s) read were not answered: {cause}")]
     Unanswered {
@@ -404,11 +407,14 @@ async fn check_jsonrpc(app: &App, request: Request) -> Result<Request, Response>
             );
         }
     };
+    // The full parse, as over stdio: a message the SDK's own types refuse (too deeply nested,
+    // params of another shape) is a JSON-RPC error here too, never the SDK's plain-text 415.
+    let check = |bytes: &[u8]| jsonrpc::parse(bytes).map(drop);
     let checked = if bytes.len() <= CHECK_INLINE_BYTES {
-        jsonrpc::check(&bytes)
+        check(&bytes)
     } else {
         let job = bytes.clone();
-        match app.cpu(move || jsonrpc::check(&job)).await {
+        match app.cpu(move || check(&job)).await {
             Ok(checked) => checked,
             Err(failure) => return Err(failure.into_response()),
         }
@@ -631,11 +637,14 @@ pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 }
 
 /// Serves REST and MCP on `addr` until SIGINT/SIGTERM, on a runtime of its own (the CLI stays
-/// synchronous). `on_ready` is called with the bound address once the server listens.
+/// synchronous). `on_ready` is called with the bound address once the server listens and before
+/// it serves: what it prepares (e.g. the ledger of `serve --ledger`, set into the
+/// configuration) is made only once the address is known to be free, so a failed bind leaves
+/// nothing behind. An error from it stops the server before it serves.
 pub fn serve_blocking(
     addr: SocketAddr,
     mut config: ServerConfig,
-    on_ready: impl FnOnce(SocketAddr),
+    on_ready: impl FnOnce(SocketAddr, &mut ServerConfig) -> Result<(), ServeError>,
 ) -> Result<(), ServeError> {
     config.validate()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -648,7 +657,7 @@ pub fn serve_blocking(
         if !local.ip().is_unspecified() && !local.ip().is_loopback() {
             config.allowed_hosts.push(local.ip().to_string());
         }
-        on_ready(local);
+        on_ready(local, &mut config)?;
         run(listener, config, shutdown_signal()).await
     });
     rt.shutdown_timeout(Duration::from_secs(1));
