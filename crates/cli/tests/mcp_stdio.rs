@@ -371,7 +371,8 @@ fn a_request_reusing_the_id_of_one_in_flight_is_answered_with_an_error() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let twice: Vec<&Value> = answers.iter().filter(|a| a["id"] == "twice").collect();
-    assert_eq!(twice.len(), 20, "every line has its answer: {answers:?}");
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(twice.len(), 20, "every line has its answer: {ids:?}");
     for a in twice {
         assert!(
             a.get("result").is_some() || a["error"]["code"] == -32600,
