@@ -660,7 +660,10 @@ fn a_shard_record_that_contradicts_itself_is_refused() {
             "reward 0.123 is neither its f1",
         ),
         (("f1", Value::from(0.5)), "f1 0.5 is not the"),
-        (("recall", Value::from(-5.0)), "recall -5.0 is outside [0, 1]"),
+        (
+            ("recall", Value::from(-5.0)),
+            "recall -5.0 is outside [0, 1]",
+        ),
         (
             ("judge_total", Value::from(1e300)),
             "judge_total 1e300 is outside",
