@@ -4,6 +4,8 @@
     BENCHAUDIT=target/release/benchaudit scripts/load/hostile.py healthz   # 16 MiB submit + hammer
     BENCHAUDIT=target/release/benchaudit scripts/load/hostile.py slow      # 10 000 slow connections
     BENCHAUDIT=target/release/benchaudit scripts/load/hostile.py evict     # 100 000 creates, cap 100
+    BENCHAUDIT=target/release/benchaudit scripts/load/hostile.py stdio     # mcp: 20 000 requests, read late
+    BENCHAUDIT=target/release/benchaudit scripts/load/hostile.py pool      # 3 rounds of 48 submits of 12 MiB of records
     BENCHAUDIT=... scripts/load/hostile.py all
 
 Each check starts its own server (extra flags after `--` are passed to it), prints its figures and
@@ -308,6 +310,98 @@ def check_evict(flags, creates=100_000, cap=100):
         server.stop()
 
 
+def check_stdio(requests=20_000, wait=5):
+    """`benchaudit mcp` fed an initialize and `requests` fetch_page(page 1, page_size 1000) lines
+    by a client that reads nothing for `wait` s: how many lines the server took meanwhile, its
+    RSS, and whether every request got its answer once the client read."""
+    proc = subprocess.Popen(
+        [BIN, "mcp", "--task", "T2_multi_page", "--seed", "1", "--quota", "1000000"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    written = [0]
+
+    def write():
+        try:
+            proc.stdin.write(b'{"jsonrpc":"2.0","id":"init","method":"initialize","params":'
+                             b'{"protocolVersion":"2025-11-25","capabilities":{},'
+                             b'"clientInfo":{"name":"hostile","version":"1"}}}\n')
+            proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            for i in range(requests):
+                proc.stdin.write(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":'
+                                 b'{"name":"fetch_page","arguments":{"page":1,"page_size":1000}}}\n' % i)
+                written[0] += 1
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    rss = []
+    for _ in range(wait):
+        time.sleep(1)
+        with open(f"/proc/{proc.pid}/status") as f:
+            rss += [int(l.split()[1]) for l in f if l.startswith("VmRSS:")]
+    taken = written[0]
+    ids, errors = set(), 0
+    for line in proc.stdout:
+        answer = json.loads(line)
+        ids.add(answer.get("id"))
+        errors += "error" in answer
+    writer.join()
+    code = proc.wait()
+    err = proc.stderr.read().decode(errors="replace")
+    print(f"stdio: {taken} of {requests} request lines written while the client read nothing for {wait} s; "
+          f"server RSS {rss[0]} -> {rss[-1]} KiB meanwhile")
+    print(f"stdio: {len(ids)} of {requests + 1} requests answered ({errors} with an error), exit {code}"
+          + (f"; stderr: {err.strip()[-200:]}" if err.strip() else ""))
+    return len(ids) == requests + 1 and errors == 0 and code == 0 and taken < requests
+
+
+def check_pool(flags, rounds=3, submits=48, mib=12, threads=4):
+    """RSS after rounds of large submits: the allocator keeps freed memory for reuse (a pool
+    as large as the peak of concurrent submissions); a second round must not grow it."""
+    server = Server("--idle-timeout", "0", *flags)
+    try:
+        body = json.dumps({
+            "data_jsonl": jsonl(mib << 20),
+            "metadata_json": {"task_id": "T2_multi_page"},
+            "run_log": "pool check",
+        }).encode()
+        rss = [server.rss_kib()]
+        for r in range(rounds):
+            ids = []
+            for _ in range(submits):
+                status, created = request("POST", "/v1/episodes", {"task_id": "T2_multi_page", "seed": len(ids)})
+                assert status == 201, created
+                ids.append(created["episode_id"])
+            failures = []
+
+            def work(mine):
+                for i in mine:
+                    status, answer = request("POST", f"/v1/episodes/{i}/submit", body, timeout=600)
+                    if status != 200:
+                        failures.append((status, answer))
+
+            started = time.time()
+            workers = [threading.Thread(target=work, args=(ids[t::threads],)) for t in range(threads)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+            rss.append(server.rss_kib())
+            print(f"pool: round {r + 1}: {submits} submits of {mib} MiB on {threads} connections in "
+                  f"{time.time() - started:.1f} s, {len(failures)} failed; server RSS {rss[-1]} KiB after")
+        print(f"pool: RSS {rss[0]} KiB at start, " + ", ".join(f"{k} KiB after round {n + 1}" for n, k in enumerate(rss[1:])))
+        # A leak keeps something per submit: every round would add a good part of what it
+        # sent. A pool stops growing once it holds the peak of concurrent submissions.
+        sent_kib = submits * len(body) // 1024
+        grew = rss[-1] - rss[-2]
+        print(f"pool: the last round added {grew} KiB; each round sends {sent_kib} KiB")
+        return not failures and grew < sent_kib // 4
+    finally:
+        server.stop()
+
+
 def main():
     args = sys.argv[1:]
     flags = []
@@ -323,6 +417,10 @@ def main():
         ok &= check_slow(flags, n=250, max_connections=200)
     if what in ("evict", "all"):
         ok &= check_evict(flags)
+    if what in ("stdio", "all"):
+        ok &= check_stdio()
+    if what in ("pool", "all"):
+        ok &= check_pool(flags)
     print("PASS" if ok else "FAIL")
     sys.exit(0 if ok else 1)
 

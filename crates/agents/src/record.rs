@@ -129,6 +129,78 @@ pub struct EpisodeRecord {
 }
 
 impl EpisodeRecord {
+    /// What in this record contradicts the rest of it, if anything: a record is written whole
+    /// by one computation, so its parts agree exactly (the ledger's floats round-trip).
+    ///
+    /// Checked: an `infra_error` has no reward and no scores, any other outcome has both; the
+    /// task is in the registry; precision, recall and F1 are the one F1 formula of its own
+    /// counts against the task's rows ([`benchaudit_scoring::F1Score::from_counts`]), with at
+    /// most as many true records as submitted lines and as rows; the judge total is within 0
+    /// and [`benchaudit_scoring::JUDGE_POINTS`]; the reward is one of the two scorers' values;
+    /// coverage, when present, is within 0 and 1.
+    pub fn inconsistency(&self) -> Option<String> {
+        let (reward, scores) = match (self.outcome, self.reward, &self.scores) {
+            (Outcome::InfraError, None, None) => return None,
+            (Outcome::InfraError, _, _) => {
+                return Some("an infra_error record carries a reward or scores".into());
+            }
+            (_, Some(reward), Some(scores)) => (reward, scores),
+            (_, None, _) => return Some("a finished episode without a reward".into()),
+            (_, _, None) => return Some("a finished episode without scores".into()),
+        };
+        let Some(task) = benchaudit_comtrade::task(&self.key.task_id) else {
+            return Some(format!(
+                "task `{}` is not in the registry",
+                self.key.task_id
+            ));
+        };
+        let s = scores;
+        if s.true_unique > s.submitted || s.true_unique > task.total_rows {
+            return Some(format!(
+                "{} true records among {} submitted lines, of a task of {} rows",
+                s.true_unique, s.submitted, task.total_rows
+            ));
+        }
+        let f = benchaudit_scoring::F1Score::from_counts(
+            s.true_unique,
+            s.submitted,
+            task.total_rows,
+            s.distinct_ids,
+            s.totals_rows,
+        );
+        for (name, recorded, counted) in [
+            ("f1", s.f1, f.f1),
+            ("precision", s.precision, f.precision),
+            ("recall", s.recall, f.recall),
+        ] {
+            if recorded.to_bits() != counted.to_bits() {
+                return Some(format!(
+                    "{name} {recorded:?} is not the {counted:?} its counts give ({} true of {} submitted, {} rows)",
+                    s.true_unique, s.submitted, task.total_rows
+                ));
+            }
+        }
+        if !(0.0..=benchaudit_scoring::JUDGE_POINTS).contains(&s.judge_total) {
+            return Some(format!(
+                "judge total {:?} is outside 0..={}",
+                s.judge_total,
+                benchaudit_scoring::JUDGE_POINTS
+            ));
+        }
+        let by = |scorer| s.reward(scorer).to_bits() == reward.to_bits();
+        if !by(RewardScorer::F1) && !by(RewardScorer::Judge) {
+            return Some(format!(
+                "reward {reward:?} is neither its f1 ({:?}) nor its judge ({:?})",
+                s.f1,
+                s.judge()
+            ));
+        }
+        if let Some(c) = self.coverage.filter(|c| !(0.0..=1.0).contains(c)) {
+            return Some(format!("coverage {c:?} is outside 0..=1"));
+        }
+        None
+    }
+
     /// A record of an episode that could not run (outcome `infra_error`).
     pub fn failed(key: EpisodeKey, error: String) -> Self {
         EpisodeRecord {

@@ -86,6 +86,12 @@ pub const BATCH_TIMEOUT: Duration = Duration::from_secs(300);
 /// below it).
 pub const MAX_ANSWER_BYTES: usize = 64 << 20;
 
+/// Most JSON values (every number, string, array, object, … counted) a hook's answer may
+/// hold. The answer is parsed under this bound, so its tree in memory is bounded too, not only
+/// its text: 64 MiB of `{},` is 22 million objects. BFCL's `entries` answer for the categories
+/// of `targets/bfcl/target.toml` holds 137 690.
+pub const MAX_ANSWER_VALUES: usize = 1 << 20;
+
 /// How much of a hook's stderr is kept (its tail) for the card.
 pub const STDERR_TAIL_BYTES: usize = 2048;
 
@@ -773,11 +779,36 @@ impl Tail {
     }
 }
 
-/// The hook's process group: killed whole when dropped, so neither a timeout nor a hook that
-/// exits while a forked child still runs leaves a process behind or a pipe held open.
+/// The environment variable that marks a hook's processes: each call sets its own value.
+pub const HOOK_MARKER: &str = "BENCHAUDIT_HOOK";
+
+/// A value of [`HOOK_MARKER`] no other call of this process or any other process uses.
+fn new_marker() -> String {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
+}
+
+/// Everything a hook started: its process group, killed whole, and — on Linux — every process
+/// that carries the call's [`HOOK_MARKER`] in its environment, found through `/proc` and
+/// killed too. Killed when dropped, so nothing of a hook outlives its call or holds a pipe.
+///
+/// Why the marker: a child that calls `setsid` (or `setpgid`) leaves the hook's process group,
+/// so the group kill misses it, and it leaves the session too, so a session kill would miss it
+/// as well. A process-wide subreaper (PR_SET_CHILD_SUBREAPER) would inherit such orphans, but
+/// hooks run on several threads at once (and tests in parallel), so it could not tell whose
+/// orphan is whose; a cgroup needs a delegated hierarchy an unprivileged user does not have.
+/// The environment is inherited through fork, exec, `setsid` and `setpgid` alike, and each
+/// call's value is unique, so the marker names exactly the call's descendants wherever they
+/// were reparented. What it cannot reach: a descendant that both leaves the group and clears
+/// its environment (`env -i`).
 struct Group {
     #[cfg(unix)]
     pgid: i32,
+    marker: String,
+    /// Whether the marked processes were swept: the sweep runs until none is left alive, so
+    /// once is enough.
+    swept: std::cell::Cell<bool>,
 }
 
 impl Group {
@@ -791,11 +822,146 @@ impl Group {
             );
         }
     }
+
+    /// Kills the group, then every process marked as this call's, until none is left alive
+    /// (a marked process may fork while it is found; a killed one cannot).
+    fn kill_all(&self) {
+        self.kill();
+        if self.swept.replace(true) {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        for _ in 0..16 {
+            if kill_marked(&format!("{HOOK_MARKER}={}", self.marker)) == 0 {
+                break;
+            }
+        }
+    }
 }
 
 impl Drop for Group {
     fn drop(&mut self) {
-        self.kill();
+        self.kill_all();
+    }
+}
+
+/// Kills every live process whose environment holds the entry `entry`; returns how many.
+#[cfg(target_os = "linux")]
+fn kill_marked(entry: &str) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let me = std::process::id();
+    let mut killed = 0;
+    for pid in dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|&pid| pid != me)
+    {
+        // Another user's process is unreadable, a zombie's environment is empty: skipped.
+        let Ok(file) = std::fs::File::open(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        let mut environ = Vec::new();
+        if file.take(1 << 20).read_to_end(&mut environ).is_err() {
+            continue;
+        }
+        if environ.split(|&b| b == 0).any(|e| e == entry.as_bytes())
+            && let Ok(pid) = i32::try_from(pid)
+        {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            killed += 1;
+        }
+    }
+    killed
+}
+
+/// Parses a hook's answer into a JSON tree of at most [`MAX_ANSWER_VALUES`] values; `Ok(None)`
+/// when it holds more (the parse stops there).
+fn parse_bounded(bytes: &[u8]) -> Result<Option<Value>, serde_json::Error> {
+    let mut budget = MAX_ANSWER_VALUES;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    match serde::de::DeserializeSeed::deserialize(Bounded(&mut budget), &mut de) {
+        Ok(v) => de.end().map(|()| Some(v)),
+        Err(_) if budget == 0 => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// One JSON value, built while a budget of values lasts.
+struct Bounded<'a>(&'a mut usize);
+
+impl Bounded<'_> {
+    fn spend<E: serde::de::Error>(&mut self) -> Result<(), E> {
+        if *self.0 == 0 {
+            return Err(E::custom(format!(
+                "more than {MAX_ANSWER_VALUES} JSON values"
+            )));
+        }
+        *self.0 -= 1;
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Bounded<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Bounded<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(mut self, b: bool) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E: serde::de::Error>(mut self, n: i64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(n))
+    }
+    fn visit_u64<E: serde::de::Error>(mut self, n: u64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(n))
+    }
+    fn visit_f64<E: serde::de::Error>(mut self, n: f64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: serde::de::Error>(mut self, s: &str) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::String(s.to_string()))
+    }
+    fn visit_string<E: serde::de::Error>(mut self, s: String) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E: serde::de::Error>(mut self) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(Bounded(&mut *self.0))? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(Bounded(&mut *self.0))?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
     }
 }
 
@@ -832,6 +998,8 @@ pub fn run_hook_with_stderr(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let marker = new_marker();
+    command.env(HOOK_MARKER, &marker);
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command.spawn().map_err(|e| {
@@ -843,6 +1011,8 @@ pub fn run_hook_with_stderr(
     let group = Group {
         #[cfg(unix)]
         pgid: i32::try_from(child.id()).unwrap_or(i32::MAX),
+        marker,
+        swept: std::cell::Cell::new(false),
     };
     let input = request.to_string();
     let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -899,7 +1069,8 @@ pub fn run_hook_with_stderr(
         if status.is_none() {
             match child.try_wait() {
                 Ok(Some(s)) => {
-                    group.kill();
+                    // Also what left the group: it may hold stdout open.
+                    group.kill_all();
                     status = Some(Ok(s));
                 }
                 Ok(None) => {}
@@ -911,7 +1082,7 @@ pub fn run_hook_with_stderr(
             }
         }
         if Instant::now() >= deadline && (out.is_none() || status.is_none()) {
-            group.kill();
+            group.kill_all();
             let _ = child.wait();
             return Err(fail(timed_out(), tail.text()));
         }
@@ -921,7 +1092,7 @@ pub fn run_hook_with_stderr(
         return Err(fail("the hook's reader thread failed".into(), tail.text()));
     };
     // Whatever the leader did, nothing of the group outlives the call.
-    group.kill();
+    group.kill_all();
     // stderr closes once the group is dead; a process that left the group may hold it, so
     // the wait is bounded.
     let _ = err_rx.recv_timeout(Duration::from_millis(500));
@@ -943,8 +1114,12 @@ pub fn run_hook_with_stderr(
     if !status.success() {
         return Err(fail(format!("`{program}` exited with {status}"), err));
     }
-    match serde_json::from_slice(&out) {
-        Ok(v) => Ok((v, err)),
+    match parse_bounded(&out) {
+        Ok(Some(v)) => Ok((v, err)),
+        Ok(None) => Err(fail(
+            format!("`{program}` answered more than {MAX_ANSWER_VALUES} JSON values"),
+            err,
+        )),
         Err(e) => Err(fail(format!("`{program}` did not answer JSON: {e}"), err)),
     }
 }

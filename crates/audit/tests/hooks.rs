@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use benchaudit_audit::external::{ExternalTarget, HookFailure, MAX_ANSWER_BYTES, run_hook};
+use benchaudit_audit::external::{
+    ExternalTarget, HookFailure, MAX_ANSWER_BYTES, MAX_ANSWER_VALUES, run_hook,
+};
 use benchaudit_audit::{Status, audit_external};
 use serde_json::{Value, json};
 
@@ -134,4 +136,70 @@ fn a_failing_truth_hook_makes_criterion_sensitivity_not_probed_and_the_audit_goe
         c.evidence
     );
     assert_eq!(a.card.licensed_claim.label(), "none");
+}
+
+#[test]
+fn a_child_that_left_the_group_with_setsid_dies_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    // `setsid` puts the sleep in a session (and group) of its own: a group kill misses it.
+    let script = format!(
+        "setsid sleep 45 & echo $! > {}; sleep 45",
+        pidfile.display()
+    );
+    let e = sh(&script, Duration::from_secs(1)).unwrap_err();
+    assert!(e.cause.contains("timed out after 1s"), "{e}");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    assert!(
+        wait_dead(&pid),
+        "the setsid sleep {} outlived the timeout",
+        pid.trim()
+    );
+}
+
+#[test]
+fn a_setsid_child_holding_stdout_neither_stalls_the_answer_nor_survives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!(
+        "setsid sleep 45 & echo $! > {}; echo '{{\"ok\": 3}}'",
+        pidfile.display()
+    );
+    // The sleep holds stdout open: before, the call waited for its EOF until the timeout.
+    assert_eq!(
+        sh(&script, Duration::from_secs(10)).unwrap(),
+        json!({"ok": 3})
+    );
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    assert!(
+        wait_dead(&pid),
+        "the setsid sleep {} is still alive",
+        pid.trim()
+    );
+}
+
+#[test]
+fn an_answer_of_too_many_values_is_refused_while_parsing() {
+    // Two million empty records: 6 MB of text, far below MAX_ANSWER_BYTES, but a tree of two
+    // million values (the issue measured 3 GB once the audit had used them).
+    let script =
+        "printf '{\"records\": ['; yes '{},' | head -n 2000000 | tr -d '\\n'; printf '{}]}'";
+    let e = sh(script, Duration::from_secs(60)).unwrap_err();
+    assert!(
+        e.cause.contains(&format!(
+            "answered more than {MAX_ANSWER_VALUES} JSON values"
+        )),
+        "{e}"
+    );
+    // The bound counts every value: records, fields and the answer's own object and array.
+    let n = MAX_ANSWER_VALUES - 3;
+    let script =
+        format!("printf '{{\"records\": ['; yes '1,' | head -n {n} | tr -d '\\n'; printf '1]}}'");
+    let v = sh(&script, Duration::from_secs(60)).unwrap();
+    assert_eq!(v["records"].as_array().map(Vec::len), Some(n + 1));
+    let script = format!(
+        "printf '{{\"records\": ['; yes '1,' | head -n {} | tr -d '\\n'; printf '1]}}'",
+        n + 1
+    );
+    assert!(sh(&script, Duration::from_secs(60)).is_err());
 }

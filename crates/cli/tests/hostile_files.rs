@@ -100,3 +100,47 @@ fn score_refuses_a_fifo_in_the_submission() {
         "{err}"
     );
 }
+
+#[test]
+fn guard_lists_a_bounded_number_of_violations_however_many_the_file_holds() {
+    // 'x 1.5 ' repeated: every figure is a violation. The output (and what the guard keeps)
+    // is the first MAX_LISTED_VIOLATIONS lines and a count, not a line per figure.
+    use benchaudit_audit::guard::MAX_LISTED_VIOLATIONS;
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("flood.md");
+    let n = 300_000;
+    std::fs::write(&md, "x 1.5 ".repeat(n)).unwrap();
+    let json = dir.path().join("a.json");
+    std::fs::write(&json, "{\"x\": 2}").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .args([
+            "guard".as_ref(),
+            md.as_os_str(),
+            "--against".as_ref(),
+            json.as_os_str(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        MAX_LISTED_VIOLATIONS + 2,
+        "{:?}",
+        &lines[lines.len().saturating_sub(3)..]
+    );
+    assert!(
+        lines[MAX_LISTED_VIOLATIONS].contains(&format!(
+            "{} more numbers not in",
+            n - MAX_LISTED_VIOLATIONS
+        )),
+        "{}",
+        lines[MAX_LISTED_VIOLATIONS]
+    );
+    assert!(
+        lines[MAX_LISTED_VIOLATIONS + 1].starts_with(&format!("FAIL: {n} numbers checked")),
+        "{}",
+        lines[MAX_LISTED_VIOLATIONS + 1]
+    );
+}

@@ -233,3 +233,177 @@ fn malformed_lines_get_error_replies_and_a_log_line_on_stderr() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `benchaudit mcp` on a T2 episode with a quota no test exhausts, its pipes held by the test.
+fn spawn_piped() -> std::process::Child {
+    use std::process::Stdio;
+    std::process::Command::new(env!("CARGO_BIN_EXE_benchaudit"))
+        .args([
+            "mcp",
+            "--task",
+            "T2_multi_page",
+            "--seed",
+            "1",
+            "--quota",
+            "1000000",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn benchaudit mcp")
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// A fetch_page request whose id is padded to `PAD` characters, so each line is long and the
+/// pipes hold few of them.
+fn fetch_line(i: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":"{i:0>PAD$}","method":"tools/call","params":{{"name":"fetch_page","arguments":{{"page":1}}}}}}"#
+    )
+}
+
+const PAD: usize = 250;
+
+#[test]
+fn a_client_that_does_not_read_stops_the_server_reading_and_still_gets_every_answer() {
+    use benchaudit_server::stdio::MAX_PENDING_ANSWERS;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+    const N: usize = 3000;
+    let mut child = spawn_piped();
+    let mut stdin = child.stdin.take().unwrap();
+    let written = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (written, done) = (Arc::clone(&written), Arc::clone(&done));
+        std::thread::spawn(move || {
+            writeln!(stdin, "{INIT}").unwrap();
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )
+            .unwrap();
+            for i in 0..N {
+                writeln!(stdin, "{}", fetch_line(i)).unwrap();
+                stdin.flush().unwrap();
+                written.fetch_add(1, Ordering::SeqCst);
+            }
+            done.store(true, Ordering::SeqCst);
+            // stdin is closed here: the end of input must not cut the answers short.
+        })
+    };
+    // The client reads nothing until its writes stop making progress (blocked on a full
+    // pipe) or are all done.
+    let (mut last, mut still) = (usize::MAX, 0);
+    while !done.load(Ordering::SeqCst) && still < 20 {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = written.load(Ordering::SeqCst);
+        if now == last {
+            still += 1;
+        } else {
+            (last, still) = (now, 0);
+        }
+    }
+    let before_reading = written.load(Ordering::SeqCst);
+    // What the server may have taken while its answers could not be written: the requests it
+    // admits (MAX_PENDING_ANSWERS), the lines in its read buffer (64 KiB) and in the stdin pipe
+    // (64 KiB), and the answers the stdout pipe holds (64 KiB of answers over 1 KiB each).
+    let line = fetch_line(0).len() + 1;
+    let bound = MAX_PENDING_ANSWERS + 2 * (64 << 10) / line + 64 + 2;
+    assert!(
+        before_reading <= bound,
+        "the server kept reading while its answers waited: {before_reading} of {N} requests taken (bound {bound})"
+    );
+    if done.load(Ordering::SeqCst) {
+        // Only without backpressure: outlast the SDK's 5 s drain so that dropped answers show.
+        std::thread::sleep(Duration::from_secs(6));
+    }
+    let mut ids = std::collections::BTreeMap::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let answer: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        assert!(answer.get("error").is_none(), "{answer}");
+        *ids.entry(answer["id"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    writer.join().unwrap();
+    assert_eq!(ids.len(), N + 1, "every request answered");
+    assert!(ids.values().all(|&n| n == 1), "each answered once");
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(!stderr.contains("timed out"), "{stderr}");
+}
+
+#[test]
+fn a_request_reusing_the_id_of_one_in_flight_is_answered_with_an_error() {
+    use std::io::Write;
+    let mut child = spawn_piped();
+    let mut input = format!("{INIT}\n");
+    for _ in 0..20 {
+        input.push_str(r#"{"jsonrpc":"2.0","id":"twice","method":"tools/call","params":{"name":"fetch_page","arguments":{"page":1}}}"#);
+        input.push('\n');
+    }
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let twice: Vec<&Value> = answers.iter().filter(|a| a["id"] == "twice").collect();
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(twice.len(), 20, "every line has its answer: {ids:?}");
+    for a in twice {
+        assert!(
+            a.get("result").is_some() || a["error"]["code"] == -32600,
+            "a page, or an invalid request naming the id in use: {a}"
+        );
+    }
+}
+
+#[test]
+fn answers_that_cannot_be_written_make_the_exit_non_zero_with_a_count() {
+    use std::io::Write;
+    let mut child = spawn_piped();
+    drop(child.stdout.take()); // the client is gone: every write fails
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = writeln!(stdin, "{INIT}");
+    for i in 0..100 {
+        // The server may stop reading once its output has failed.
+        if writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#).is_err() {
+            break;
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let count: usize = stderr
+        .split("MCP over stdio: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of unanswered lines: {stderr}"));
+    assert!(count >= 1, "{stderr}");
+    assert!(stderr.contains("were not answered"), "{stderr}");
+}

@@ -127,3 +127,24 @@ fn an_episode_played_over_rest_is_recorded_and_reported() {
     again.kill().unwrap();
     again.wait().unwrap();
 }
+
+#[test]
+fn a_server_that_cannot_listen_creates_no_ledger() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("served");
+    let out = bin()
+        .args(["serve", "--addr", &addr, "--ledger"])
+        .arg(&ledger)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot listen on"), "{stderr}");
+    assert!(
+        !ledger.exists(),
+        "the ledger was created before the bind failed"
+    );
+    drop(taken);
+}

@@ -130,7 +130,7 @@ fn run_ab_and_audit_refuse_out_of_range_numbers_instead_of_wrapping() {
         (vec!["ab", "--jobs", "0", "--out", out], "--jobs"),
         (vec!["run", "--jobs", "100000", "--out", out], "--jobs"),
         (
-            vec!["run", "--quota", "4294967295", "--out", out],
+            vec!["run", "--quota", "4294967296", "--out", out],
             "--quota",
         ),
         (vec!["audit", "--seeds", "5..3", "--out", out], "--seeds"),

@@ -28,6 +28,13 @@ use crate::submission::Submission;
 use crate::task::FaultFamily;
 use crate::task::TaskSpec;
 
+/// Largest request quota (`max_requests` override) an episode accepts, on every door: the
+/// CLI's `--quota` (`run`, `mcp`), REST and `/mcp` creates, OpenEnv resets. The whole `u32`
+/// range: load tests open episodes that must never run out (a million requests is ten
+/// seconds of one page route under wrk), and a quota past the requests an episode needs
+/// changes nothing.
+pub const MAX_QUOTA: u32 = u32::MAX;
+
 /// Largest page_size argument accepted (the largest page of the registry is 1000).
 pub const MAX_PAGE_SIZE_ARG: i64 = 1000;
 

@@ -26,7 +26,7 @@ pub mod stress;
 pub mod submission;
 pub mod task;
 
-pub use episode::{Episode, EpisodeCounts};
+pub use episode::{Episode, EpisodeCounts, MAX_QUOTA};
 pub use faults::FaultPlan;
 pub use protocol::{
     AppendArgs, ArgumentError, EpisodeOptions, FetchPageArgs, InterfaceProfile, PageResponse,

@@ -122,13 +122,22 @@ pub fn guard_text(report: &GuardReport, file: &Path, against: &Path) -> String {
             v.context
         );
     }
+    if report.unlisted > 0 {
+        let _ = writeln!(
+            out,
+            "{}: … and {} more numbers not in {} (not listed)",
+            file.display(),
+            report.unlisted,
+            against.display()
+        );
+    }
     let _ = writeln!(
         out,
         "{}: {} numbers checked ({} at their tagged path), {} not accounted for by the JSON",
         if report.passed() { "pass" } else { "FAIL" },
         report.checked,
         report.tagged,
-        report.violations.len()
+        report.violation_count()
     );
     out
 }

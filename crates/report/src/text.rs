@@ -605,6 +605,10 @@ impl AuditSummary {
                 v.number.text, v.number.line, v.context
             );
         }
+        let unlisted = md.unlisted + html.unlisted;
+        if unlisted > 0 {
+            let _ = writeln!(out, "  … and {unlisted} more not listed");
+        }
         let _ = writeln!(
             out,
             "wrote {} ({}) in {:.2} s",

@@ -10,8 +10,9 @@
 //! the field and both values). (3) No shard is given twice ([`MergeError::Overlap`]). (4) Every
 //! shard 0..N is present, not locked by a running writer, and complete: no torn last line, no
 //! `infra_error` record, and exactly its recorded episodes (the SHA-256 of its keys); every
-//! shard that is not is reported with the command that completes it ([`MergeError::Gaps`]).
-//! (5) No episode is in two shards, and the merged episodes hash to the plan hash: they are the
+//! shard that is not is reported with the command that completes it ([`MergeError::Gaps`]);
+//! every record agrees with itself ([`EpisodeRecord::inconsistency`]: the key hash cannot see
+//! an edited score). (5) No episode is in two shards, and the merged episodes hash to the plan hash: they are the
 //! plan, exactly. Nothing is written before all of this holds.
 //!
 //! **What is written** into `--out` (which must be absent or empty): `transcripts/` (each
@@ -433,6 +434,21 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
                 command: s.shard.resume_line(),
             });
             continue;
+        }
+        // The keys are hashed below; each record must also agree with itself (a reward that
+        // contradicts its own F1 is an edited record, whatever its key).
+        if let Some((r, why)) = contents
+            .records
+            .iter()
+            .chain(&contents.superseded)
+            .find_map(|r| r.inconsistency().map(|why| (r, why)))
+        {
+            return Err(Error::Corrupt(format!(
+                "{}: the record of {} contradicts itself: {why}; it was edited or damaged: run shard {} again into an empty directory",
+                file.display(),
+                describe(&r.key),
+                shard
+            )));
         }
         let held = keys_sha256(finished.iter().map(|r| &r.key))?;
         if finished.len() != s.shard.episodes || held != s.shard.episodes_sha256 {

@@ -614,3 +614,96 @@ fn shards_with_plain_transcripts_merge() {
     }
     assert!(transcripts(&out).keys().all(|n| n.ends_with(".json")));
 }
+
+#[test]
+fn every_record_a_run_writes_agrees_with_itself() {
+    // What merge now checks must hold for every record the runner writes: every rule policy,
+    // level and task, under both reward scorers and with an exhausted quota.
+    let players: Vec<Player> = RuleKind::ALL.into_iter().map(Player::rule).collect();
+    for arm in [
+        RunOptions::default(),
+        RunOptions {
+            reward: benchaudit_scoring::RewardScorer::Judge,
+            episode: EpisodeOptions {
+                max_requests: Some(1),
+                ..EpisodeOptions::default()
+            },
+            ..RunOptions::default()
+        },
+    ] {
+        let plan = Plan::new(
+            players.clone(),
+            Level::ALL.to_vec(),
+            tasks().iter().collect(),
+            vec![0, 1],
+        )
+        .with_options(arm);
+        for r in benchaudit_runs::run_all(&plan, 2) {
+            assert_eq!(r.inconsistency(), None, "{:?}", r.key);
+        }
+    }
+}
+
+#[test]
+fn a_shard_record_that_contradicts_itself_is_refused() {
+    let plan = rule_plan(0..2);
+    let root = tempfile::tempdir().unwrap();
+    let d = |i: u32| root.path().join(format!("shard-{i}"));
+    run_shard(&plan, 0, 2, &d(0));
+    run_shard(&plan, 1, 2, &d(1));
+    let clean = root.path().join("clean");
+    copy_dir(&d(1), &clean);
+    // Each edit keeps every key (the key hash still matches) but breaks the record.
+    for (edit, expected) in [
+        (
+            ("reward", Value::from(0.123)),
+            "reward 0.123 is neither its f1",
+        ),
+        (("f1", Value::from(0.5)), "f1 0.5 is not the"),
+        (
+            ("recall", Value::from(-5.0)),
+            "recall -5.0 is outside [0, 1]",
+        ),
+        (
+            ("judge_total", Value::from(1e300)),
+            "judge_total 1e300 is outside",
+        ),
+        (
+            ("true_unique", Value::from(1_000_000)),
+            "1000000 true records",
+        ),
+    ] {
+        copy_dir(&clean, &d(1));
+        let file = d(1).join("episodes.jsonl");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate() {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            if i == 1 {
+                let (field, value) = edit.clone();
+                if field == "reward" {
+                    v[field] = value;
+                } else {
+                    v["scores"][field] = value;
+                }
+            }
+            out.push_str(&serde_json::to_string(&v).unwrap());
+            out.push('\n');
+        }
+        std::fs::write(&file, out).unwrap();
+        // A score outside [0, 1] is refused by the ledger reader itself; a record whose fields
+        // disagree is refused by merge's own check. Either way nothing merges.
+        match merge(&[d(0), d(1)], &root.path().join("out")) {
+            Err(e) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains(expected) && (m.contains("shard 1/2") || m.contains("shard-1")),
+                    "{m}"
+                );
+            }
+            Ok(merged) => panic!("{edit:?}: merged {} records", merged.records.len()),
+        }
+    }
+    copy_dir(&clean, &d(1));
+    merge(&[d(0), d(1)], &root.path().join("out")).unwrap();
+}

@@ -25,6 +25,7 @@ pub struct CreateEpisode {
     /// A task id of the registry (`GET /v1/tasks`).
     pub task_id: String,
     /// The seed; the whole episode is a pure function of (task, seed, options).
+    #[serde(deserialize_with = "seed")]
     pub seed: u64,
     /// Argument-error envelope: `legacy` (422 says retry) or `strict`.
     #[serde(default)]
@@ -32,8 +33,9 @@ pub struct CreateEpisode {
     /// Submission protocol: `full`, `ids` or `chunked`.
     #[serde(default)]
     pub submission: SubmissionProtocol,
-    /// Request budget override (a quota); absent keeps the task's `max_requests`.
-    #[serde(default)]
+    /// Request budget override (a quota, 0 to [`benchaudit_comtrade::MAX_QUOTA`] as
+    /// `--quota`); absent keeps the task's `max_requests`.
+    #[serde(default, deserialize_with = "quota")]
     pub max_requests: Option<u32>,
     /// Primary scorer giving `reward`: `f1` (default) or `judge`.
     #[serde(default)]
@@ -42,6 +44,58 @@ pub struct CreateEpisode {
     /// default `served`): 1 to 64 characters of `A-Z a-z 0-9 . _ : -`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+}
+
+/// A seed: a whole number from 0 to 2^64 − 1. Said in those words when it is not one (a
+/// number past 2^64 − 1 reaches the parser as a float, which is not what the client wrote).
+fn seed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    struct Seed;
+    impl serde::de::Visitor<'_> for Seed {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a seed: a whole number from 0 to 18446744073709551615")
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<u64, E> {
+            Ok(n)
+        }
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<u64, E> {
+            u64::try_from(n).map_err(|_| {
+                E::custom(format!(
+                    "seed must be a whole number from 0 to 18446744073709551615, got {n}"
+                ))
+            })
+        }
+        fn visit_f64<E: serde::de::Error>(self, x: f64) -> Result<u64, E> {
+            // 2^64 as a float: the first whole number a u64 cannot hold.
+            Err(E::custom(
+                if x.fract() == 0.0 && x >= 18_446_744_073_709_551_616.0 {
+                    "seed must be at most 18446744073709551615 (2^64 - 1); got a larger number"
+                        .into()
+                } else {
+                    format!("seed must be a whole number from 0 to 18446744073709551615, got {x}")
+                },
+            ))
+        }
+    }
+    d.deserialize_u64(Seed)
+}
+
+/// A quota: at most [`benchaudit_comtrade::MAX_QUOTA`], the range of `--quota`.
+fn quota<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    use serde::de::Error;
+    let max = benchaudit_comtrade::MAX_QUOTA;
+    match Option::<u64>::deserialize(d)? {
+        None => Ok(None),
+        Some(n) => u32::try_from(n)
+            .ok()
+            .filter(|&n| n <= max)
+            .map(Some)
+            .ok_or_else(|| {
+                D::Error::custom(format!(
+                    "max_requests must be between 0 and {max} (the range of --quota), got {n}"
+                ))
+            }),
+    }
 }
 
 impl CreateEpisode {

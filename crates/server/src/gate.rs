@@ -3,7 +3,6 @@
 //! whole under a size limit (413) and a deadline (408), so no route ever waits on a slow body
 //! or holds more than the limit.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +36,9 @@ struct Authority {
 impl Authority {
     fn parse(text: &str) -> Option<Authority> {
         let text = text.trim();
-        if text.is_empty() {
+        // `user@host` is a URL's authority, never a Host (RFC 9110 §7.2): the parser would
+        // read `evil.test@localhost` as localhost.
+        if text.is_empty() || text.contains('@') {
             return None;
         }
         let (host, port) = match axum::http::uri::Authority::try_from(text) {
@@ -82,22 +83,46 @@ impl Gate {
             .any(|a| a.host == asked.host && a.port.is_none_or(|p| asked.port == Some(p)))
     }
 
-    /// 400 for a request naming no host (no `Host` header and no authority in its target),
-    /// 403 for a host not allowed; `None` when the host is allowed.
+    /// 400 for a request that does not name one host plainly — no `Host` header, two of them,
+    /// user information (`user@host`), or an absolute-form target (`GET http://host/path`,
+    /// which would make two places name the host) — 403 for a host not allowed; `None` when
+    /// the host is allowed.
     pub fn refuse_host(&self, headers: &HeaderMap, uri: &Uri) -> Option<Failure> {
-        let host = match (headers.get(header::HOST), uri.authority()) {
-            (Some(h), _) => Cow::Borrowed(h.to_str().unwrap_or("\u{fffd}")),
-            (None, Some(authority)) => Cow::Owned(authority.to_string()),
-            (None, None) => return Some(Failure::new(400, "the request has no Host header")),
+        if uri.scheme().is_some() || uri.authority().is_some() {
+            return Some(Failure::new(
+                400,
+                "the request target must be a path (origin form, `/v1/...`), with the host in Host; \
+                 this server is not a proxy",
+            ));
+        }
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = match (hosts.next(), hosts.next()) {
+            (None, _) => return Some(Failure::new(400, "the request has no Host header")),
+            (Some(_), Some(_)) => {
+                return Some(Failure::new(
+                    400,
+                    "the request has more than one Host header",
+                ));
+            }
+            (Some(h), None) => h.to_str().unwrap_or("\u{fffd}"),
         };
-        if self.host_allowed(&host) {
+        if host.contains('@') {
+            return Some(Failure::new(
+                400,
+                format!(
+                    "Host `{}` holds user information (`@`): a Host names a host and an optional port",
+                    truncate(host)
+                ),
+            ));
+        }
+        if self.host_allowed(host) {
             return None;
         }
         Some(Failure::new(
             403,
             format!(
                 "Host `{}` is not allowed: this server answers to loopback names and the hosts given with --allow-host",
-                truncate(&host)
+                truncate(host)
             ),
         ))
     }
@@ -177,6 +202,8 @@ mod tests {
             "127.0.0.2",
             "",
             "\u{fffd}",
+            "evil.test@localhost",
+            "user@127.0.0.1:80",
         ] {
             assert!(!gate.host_allowed(bad), "{bad}");
         }

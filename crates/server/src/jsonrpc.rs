@@ -8,9 +8,13 @@
 //!   object → −32602 invalid params (the SDK would answer −32601, as if the method were
 //!   unknown).
 //!
-//! Over HTTP the first two come with status 400, the third with 200 (a well-formed request
-//! answered with an error). The check scans the message once without building it (large
-//! arguments are skipped, not copied); the SDK then parses the message itself.
+//! * a message that passes these checks but that the SDK's own types refuse (JSON nested past
+//!   serde_json's 128 levels, params of another shape) → −32600 with its id ([`parse`]).
+//!
+//! Over HTTP the −32700 and −32600 come with status 400, −32602 with 200 (a well-formed request
+//! answered with an error). [`check`] scans the message once without building it (large
+//! arguments are skipped, not copied); [`parse`], which both transports use, then parses it as
+//! the SDK will, so no message reaches the SDK only to be refused there.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -44,7 +48,8 @@ pub struct Rejection {
 }
 
 impl Rejection {
-    fn new(id: Value, code: i32, message: impl Into<String>) -> Self {
+    /// A rejection whose message is cut to [`MAX_ERROR_BYTES`].
+    pub fn new(id: Value, code: i32, message: impl Into<String>) -> Self {
         Rejection {
             id,
             code,

@@ -113,6 +113,17 @@ pub enum ServeError {
     /// The MCP session over stdio could not start or failed.
     #[error("MCP over stdio: {0}")]
     Mcp(String),
+    /// What the caller prepares once the address is bound (a ledger to record into) failed.
+    #[error("{0}")]
+    Setup(String),
+    /// The MCP session over stdio ended with requests read but not answered.
+    #[error("MCP over stdio: {count} message line(s) read were not answered: {cause}")]
+    Unanswered {
+        /// Lines read whose answer was never written.
+        count: usize,
+        /// Why the session ended before answering them.
+        cause: String,
+    },
 }
 
 /// Limits and switches of a server. The defaults suit one machine serving many agents;
@@ -396,11 +407,14 @@ async fn check_jsonrpc(app: &App, request: Request) -> Result<Request, Response>
             );
         }
     };
+    // The full parse, as over stdio: a message the SDK's own types refuse (too deeply nested,
+    // params of another shape) is a JSON-RPC error here too, never the SDK's plain-text 415.
+    let check = |bytes: &[u8]| jsonrpc::parse(bytes).map(drop);
     let checked = if bytes.len() <= CHECK_INLINE_BYTES {
-        jsonrpc::check(&bytes)
+        check(&bytes)
     } else {
         let job = bytes.clone();
-        match app.cpu(move || jsonrpc::check(&job)).await {
+        match app.cpu(move || check(&job)).await {
             Ok(checked) => checked,
             Err(failure) => return Err(failure.into_response()),
         }
@@ -623,11 +637,14 @@ pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 }
 
 /// Serves REST and MCP on `addr` until SIGINT/SIGTERM, on a runtime of its own (the CLI stays
-/// synchronous). `on_ready` is called with the bound address once the server listens.
+/// synchronous). `on_ready` is called with the bound address once the server listens and before
+/// it serves: what it prepares (e.g. the ledger of `serve --ledger`, set into the
+/// configuration) is made only once the address is known to be free, so a failed bind leaves
+/// nothing behind. An error from it stops the server before it serves.
 pub fn serve_blocking(
     addr: SocketAddr,
     mut config: ServerConfig,
-    on_ready: impl FnOnce(SocketAddr),
+    on_ready: impl FnOnce(SocketAddr, &mut ServerConfig) -> Result<(), ServeError>,
 ) -> Result<(), ServeError> {
     config.validate()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -640,7 +657,7 @@ pub fn serve_blocking(
         if !local.ip().is_unspecified() && !local.ip().is_loopback() {
             config.allowed_hosts.push(local.ip().to_string());
         }
-        on_ready(local);
+        on_ready(local, &mut config)?;
         run(listener, config, shutdown_signal()).await
     });
     rt.shutdown_timeout(Duration::from_secs(1));
@@ -664,9 +681,14 @@ pub struct StdioEpisode {
     pub tool_text: benchaudit_comtrade::ToolText,
 }
 
-/// Serves one episode over MCP on `reader`/`writer` until the client disconnects or
-/// `shutdown` resolves. Nothing but protocol messages is written to `writer`; every line read
-/// gets its answer, malformed ones a JSON-RPC error ([`stdio`]).
+/// Serves one episode over MCP on `reader`/`writer` until the input ends and every answer is
+/// written, or `shutdown` resolves. Nothing but protocol messages is written to `writer`; every
+/// line read gets its answer, malformed ones a JSON-RPC error, and a client that stops reading
+/// stops the server reading ([`stdio`]: the backpressure contract and its limits).
+///
+/// # Errors
+/// [`ServeError::Unanswered`] with the count when lines read were left without an answer (the
+/// output failed, or `shutdown` came first); [`ServeError::Mcp`] when the session failed.
 pub async fn serve_stdio<R, W>(
     episode: StdioEpisode,
     reader: R,
@@ -697,25 +719,43 @@ where
     let handler = EpisodeMcp::fixed(Arc::clone(&app), slot.id);
     let (transport, tasks) =
         stdio::line_transport(reader, writer, episode.max_line_bytes, Arc::clone(&app));
+    let mut stopped = false;
     let result = match handler.serve(transport).await {
         Err(e) => Err(ServeError::Mcp(e.to_string())),
         Ok(running) => {
             let cancel = running.cancellation_token();
+            let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
             let stopper = tokio::spawn(async move {
                 shutdown.await;
+                let _ = stop_tx.send(());
                 cancel.cancel();
             });
             let result = running.waiting().await;
+            stopped = stop_rx.try_recv().is_ok();
             stopper.abort();
             result
                 .map(|_| ())
                 .map_err(|e| ServeError::Mcp(e.to_string()))
         }
     };
-    // The reader may still wait on input; the writer flushes what was sent, then ends.
+    // After the input ended the reader has returned; otherwise (a signal, a failed output or
+    // handshake) it may still wait on input. The writer then writes what was queued and ends;
+    // a client that no longer reads cannot hold the process past the bound.
     tasks.reader.abort();
     let _ = tokio::time::timeout(Duration::from_secs(5), tasks.writer).await;
-    result
+    let count = tasks.flow.unanswered();
+    if count == 0 {
+        return result;
+    }
+    let cause = match (tasks.flow.output_failure(), result) {
+        (Some(why), _) => {
+            format!("writing to the client failed ({why}); the rest of the input was not read")
+        }
+        (None, Err(e)) => e.to_string(),
+        (None, Ok(())) if stopped => "the server was stopped by a signal".to_string(),
+        (None, Ok(())) => "the session ended before their answers were written".to_string(),
+    };
+    Err(ServeError::Unanswered { count, cause })
 }
 
 /// [`serve_stdio`] on stdin/stdout with its own runtime, stopping on SIGINT/SIGTERM.

@@ -170,11 +170,40 @@ impl EpisodeMcp {
         self.app.call_tool(slot, name, args).await.ok_or(protocol)
     }
 
+    /// `/mcp`: a request after `initialize` whose query names other parameters than the ones
+    /// that opened the session's episode is refused, not served by that episode unnoticed. A
+    /// request without a query is the session's.
+    fn same_session_query(&self, extensions: &Extensions) -> Result<(), ErrorData> {
+        let Binding::Session(session) = &self.binding else {
+            return Ok(());
+        };
+        let Some((id, opened)) = session.opened.get() else {
+            return Ok(());
+        };
+        let query = extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.uri.query())
+            .unwrap_or("");
+        if query.is_empty() || parse_create_query(query).is_ok_and(|asked| asked == *opened) {
+            return Ok(());
+        }
+        Err(ErrorData::invalid_params(
+            format!(
+                "this MCP session is bound to episode {id} (task_id {}, seed {}), but this request's URL asks for                  `{}`: a session serves only the episode it opened; open a new session (no Mcp-Session-Id) for another",
+                opened.task_id,
+                opened.seed,
+                crate::answer::cap(query, 256)
+            ),
+            None,
+        ))
+    }
+
     async fn call_tool_inner(
         &self,
         request: CallToolRequestParams,
         extensions: &Extensions,
     ) -> Result<CallToolResult, ErrorData> {
+        self.same_session_query(extensions)?;
         crate::metrics::inc(&self.app.metrics.mcp_tool_calls);
         let args = request.arguments.unwrap_or_default();
         let outcome = match self.call(&request.name, args, extensions).await {
@@ -278,6 +307,7 @@ impl ServerHandler for EpisodeMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.same_session_query(&context.extensions)?;
         Ok(ListToolsResult::with_all_items(tools(
             self.protocol(&context.extensions),
             self.app.tool_text,

@@ -168,10 +168,16 @@ fn json_value(bytes: &[u8]) -> Result<Value, Failure> {
     serde_json::from_slice(bytes).map_err(|e| Failure::new(400, format!("malformed JSON: {e}")))
 }
 
-/// Syntax, then shape: wrong shape → 422 naming the problem.
+/// Syntax, then shape: wrong shape → 422 naming the problem. Read straight from the bytes, so
+/// a key given twice is refused (`duplicate field`) as the ledger reader refuses it, not
+/// silently collapsed into its last value as a parsed JSON object would.
 fn typed<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Failure> {
-    serde_json::from_value(json_value(bytes)?)
-        .map_err(|e| Failure::new(422, format!("invalid request body: {e}")))
+    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => {
+            Failure::new(422, format!("invalid request body: {e}"))
+        }
+        _ => Failure::new(400, format!("malformed JSON: {e}")),
+    })
 }
 
 fn episode(app: &App, id: Result<Path<String>, PathRejection>) -> Result<Arc<Slot>, Failure> {

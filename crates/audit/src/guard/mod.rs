@@ -101,7 +101,15 @@ mod scan;
 
 pub use html::html_to_text;
 use index::JsonIndex;
-use scan::{Tag, mask_list_markers, mask_verbatim, scan, take_tags};
+use index::{Wanted, canonical_pointer};
+use scan::{
+    Tag, mask_list_markers, mask_verbatim, scan, scan_each, take_tags, verbatim_candidates,
+};
+
+/// Violations a [`GuardReport`] lists; past it they are counted in
+/// [`GuardReport::unlisted`] only, so a report's size does not grow with its input (a text of
+/// millions of invented figures gives a thousand lines and a count, not millions of lines).
+pub const MAX_LISTED_VIOLATIONS: usize = 1000;
 
 /// What kind of number a prose token is; decides how it is matched (see the module docs).
 ///
@@ -173,8 +181,15 @@ pub struct GuardReport {
     /// Numbers checked at their tagged path (the rest by membership).
     #[serde(default)]
     pub tagged: usize,
-    /// Numbers the JSON does not account for.
+    /// Numbers the JSON does not account for: the first [`MAX_LISTED_VIOLATIONS`].
     pub violations: Vec<Violation>,
+    /// Further violations, counted but not listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unlisted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl GuardReport {
@@ -183,7 +198,13 @@ impl GuardReport {
     /// Exists as the single pass/fail decision callers act on.
     #[must_use]
     pub fn passed(&self) -> bool {
-        self.violations.is_empty()
+        self.violations.is_empty() && self.unlisted == 0
+    }
+
+    /// Every violation, listed or not.
+    #[must_use]
+    pub fn violation_count(&self) -> usize {
+        self.violations.len() + self.unlisted
     }
 }
 
@@ -199,7 +220,7 @@ impl fmt::Display for GuardReport {
         writeln!(
             f,
             "number guard failed: {} of {} numbers are not in the JSON",
-            self.violations.len(),
+            self.violation_count(),
             self.checked
         )?;
         for v in &self.violations {
@@ -212,6 +233,9 @@ impl fmt::Display for GuardReport {
                 Some(path) => writeln!(f, ", not the value at its tagged path {path}")?,
                 None => writeln!(f)?,
             }
+        }
+        if self.unlisted > 0 {
+            writeln!(f, "  … and {} more not listed", self.unlisted)?;
         }
         Ok(())
     }
@@ -262,19 +286,74 @@ pub fn check_files(
     against: &std::path::Path,
 ) -> Result<GuardReport, GuardInputError> {
     use benchaudit_runs::files::{limits, read_bounded, read_text_bounded};
-    let bytes = read_bounded(against, limits::GUARD)?;
-    let json: Value = serde_json::from_slice(&bytes).map_err(|why| GuardInputError::NotJson {
-        path: against.to_path_buf(),
-        why,
-    })?;
     let text = read_text_bounded(file, limits::GUARD)?;
     let html = (file.extension())
         .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
-    Ok(if html {
-        check_html(&text, &json)
-    } else {
-        check(&text, &json)
+    let bytes = read_bounded(against, limits::GUARD)?;
+    check_json_text(text, &bytes, html).map_err(|why| GuardInputError::NotJson {
+        path: against.to_path_buf(),
+        why,
     })
+}
+
+/// [`check`] (or [`check_html`]) against the JSON text `json`, read in one pass without
+/// building the document: what the prose asks of it (tokens that may be verbatim strings, the
+/// values at its tagged paths) is collected first, then looked for while the JSON is parsed.
+/// Memory is the prose (held at most twice), the JSON text, its distinct numbers and what the
+/// prose asked for; work is linear in both. Same verdict as [`check`] on the parsed document,
+/// except that a key repeated within one JSON object counts every occurrence as data (a
+/// parsed document keeps the last).
+pub(crate) fn check_json_text(
+    prose: String,
+    json: &[u8],
+    html: bool,
+) -> Result<GuardReport, serde_json::Error> {
+    let prose = if html { html_to_text(&prose) } else { prose };
+    let (text, list_markers) = if html {
+        (prose, 0)
+    } else {
+        let masked = mask_list_markers(&prose);
+        drop(prose);
+        masked
+    };
+    let (untagged, tags) = take_tags(&text);
+    drop(text);
+    let paths: std::collections::HashSet<String> = tags
+        .iter()
+        .filter_map(|t| canonical_pointer(&t.path))
+        .collect();
+    let (index, found) = {
+        let tokens = verbatim_candidates(&untagged);
+        let spans = code_spans(&untagged);
+        let pieces: Vec<&str> = spans
+            .iter()
+            .copied()
+            .filter(|s| is_quoted_piece(s))
+            .collect();
+        JsonIndex::read(
+            json,
+            &Wanted {
+                tokens: &tokens,
+                paths: &paths,
+                spans: &spans.into_iter().collect(),
+                pieces: &pieces,
+            },
+        )?
+    };
+    let values = found.at_paths;
+    let quoted = found.quoted_spans;
+    Ok(check_untagged(
+        untagged,
+        tags,
+        list_markers,
+        &index,
+        |span| quoted.contains(span),
+        |path, n| {
+            canonical_pointer(path)
+                .and_then(|p| values.get(&p))
+                .is_some_and(|v| v.accepts(n))
+        },
+    ))
 }
 
 /// Every number the guard would check in Markdown or plain text, in order.
@@ -289,24 +368,56 @@ pub fn extract_numbers(prose: &str) -> Vec<ProseNumber> {
 
 fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
     let index = JsonIndex::new(against);
+    // Each step makes one copy of the text and the previous one is dropped: the text is held
+    // at most twice, whatever it holds; numbers are checked as they are found, never stored.
     let (text, list_markers) = if markdown {
-        mask_list_markers(prose)
+        let (masked, markers) = mask_list_markers(prose);
+        (std::borrow::Cow::Owned(masked), markers)
     } else {
-        (prose.to_string(), 0)
+        (std::borrow::Cow::Borrowed(prose), 0)
     };
-    let (text, tags) = take_tags(&text);
-    let (text, quoted) = mask_code_spans(&text, &index);
-    let (text, verbatim) = mask_verbatim(&text, &index.strings);
+    let (untagged, tags) = take_tags(&text);
+    drop(text);
+    check_untagged(
+        untagged,
+        tags,
+        list_markers,
+        &index,
+        |span| index.is_whole_string(span) || (is_quoted_piece(span) && index.contains_piece(span)),
+        |path, n| at_path(against, path, n),
+    )
+}
+
+/// The rest of a check once list markers and tags are out of the text: code spans quoting
+/// JSON data (`quoted`) and verbatim strings masked, then every number checked as it is found
+/// (tagged ones with `at_path`).
+fn check_untagged(
+    untagged: String,
+    tags: Vec<Tag>,
+    list_markers: usize,
+    index: &JsonIndex,
+    quoted: impl Fn(&str) -> bool,
+    at_path: impl Fn(&str, &ProseNumber) -> bool,
+) -> GuardReport {
+    let (spans_masked, quoted) = mask_code_spans(&untagged, quoted);
+    drop(untagged);
+    let (text, verbatim) = mask_verbatim(&spans_masked, &index.strings);
+    drop(spans_masked);
     let verbatim = verbatim + quoted;
-    let numbers = scan(&text);
-    let checked = numbers.len();
+    let mut report = GuardReport {
+        checked: 0,
+        verbatim,
+        list_markers,
+        tagged: 0,
+        violations: Vec::new(),
+        unlisted: 0,
+    };
     let mut contexts = Contexts::new(&text);
     // Numbers and tags are both in text order: one merge pass pairs each tag with the number
     // that ends where it starts.
     let mut tags = tags.into_iter().peekable();
-    let mut tagged = 0;
-    let mut violations = Vec::new();
-    for n in numbers {
+    scan_each(&text, |n| {
+        report.checked += 1;
         let end = (n.line, n.column + n.text.chars().count());
         while tags.peek().is_some_and(|t: &Tag| (t.line, t.column) < end) {
             tags.next();
@@ -314,26 +425,25 @@ fn check_text(prose: &str, against: &Value, markdown: bool) -> GuardReport {
         let path = tags.next_if(|t| (t.line, t.column) == end).map(|t| t.path);
         let accepted = match &path {
             Some(path) => {
-                tagged += 1;
-                at_path(against, path, &n)
+                report.tagged += 1;
+                at_path(path, &n)
             }
             None => index.accepts(&n),
         };
-        if !accepted {
-            violations.push(Violation {
+        if accepted {
+            return;
+        }
+        if report.violations.len() < MAX_LISTED_VIOLATIONS {
+            report.violations.push(Violation {
                 context: contexts.around(n.line, n.column),
                 number: n,
                 path,
             });
+        } else {
+            report.unlisted += 1;
         }
-    }
-    GuardReport {
-        checked,
-        verbatim,
-        list_markers,
-        tagged,
-        violations,
-    }
+    });
+    report
 }
 
 /// Shortest code span matched as a piece of a longer JSON string (shorter ones must equal a
@@ -345,7 +455,8 @@ const QUOTED_PIECE_MIN: usize = 16;
 /// characters long with a letter in it (a hook's stderr quoted inside a cell's evidence, a
 /// sample id). Such a span quotes what a program said; the numbers in it are not figures the
 /// card claims. Returns the text and the number of spans masked.
-fn mask_code_spans(text: &str, index: &JsonIndex) -> (String, usize) {
+/// `quoted` says whether a span's content is such data (see [`is_quoted_piece`]).
+fn mask_code_spans(text: &str, quoted: impl Fn(&str) -> bool) -> (String, usize) {
     let mut out = String::with_capacity(text.len());
     let mut masked = 0;
     let mut rest = text;
@@ -361,12 +472,7 @@ fn mask_code_spans(text: &str, index: &JsonIndex) -> (String, usize) {
             continue;
         };
         let content = &after[..close];
-        let quoted = !content.is_empty()
-            && (index.is_whole_string(content)
-                || (content.chars().count() >= QUOTED_PIECE_MIN
-                    && content.chars().any(char::is_alphabetic)
-                    && index.contains_piece(content)));
-        if quoted {
+        if !content.is_empty() && quoted(content) {
             out.extend(std::iter::repeat_n(' ', content.chars().count() + 2));
             masked += 1;
         } else {
@@ -378,6 +484,34 @@ fn mask_code_spans(text: &str, index: &JsonIndex) -> (String, usize) {
     }
     out.push_str(rest);
     (out, masked)
+}
+
+/// The contents of the code spans [`mask_code_spans`] looks at, in order.
+fn code_spans(text: &str) -> Vec<&str> {
+    let mut spans = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        match after
+            .find(['`', '\n'])
+            .filter(|c| after[*c..].starts_with('`'))
+        {
+            Some(close) => {
+                if close > 0 {
+                    spans.push(&after[..close]);
+                }
+                rest = &after[close + 1..];
+            }
+            None => rest = after,
+        }
+    }
+    spans
+}
+
+/// Whether a code span may quote a piece of a longer JSON string (rather than a whole one): at
+/// least [`QUOTED_PIECE_MIN`] characters with a letter in it.
+fn is_quoted_piece(content: &str) -> bool {
+    content.chars().count() >= QUOTED_PIECE_MIN && content.chars().any(char::is_alphabetic)
 }
 
 /// Whether the value at JSON pointer `path` accounts for `n`: a number it is a correct
@@ -395,14 +529,17 @@ fn at_path(against: &Value, path: &str, n: &ProseNumber) -> bool {
 /// The context of each violation: the line around its column, trimmed to at most 80
 /// characters.
 ///
-/// Violations come in text order, so a cursor that only moves forward within a line finds
-/// each context in time proportional to the distance from the previous one: linear in the
-/// text however many violations share a line (issue 12; a fresh walk from the start of the
-/// line for each of them was quadratic).
+/// Violations come in text order, so a cursor that only moves forward finds each context in
+/// time proportional to the distance from the previous one: linear in the text however many
+/// violations share a line (issue 12; a fresh walk from the start of the line for each of them
+/// was quadratic), and nothing is stored per line (a table of lines would hold two words per
+/// line: more than the text itself for a text of empty lines).
 struct Contexts<'a> {
-    lines: Vec<&'a str>,
-    /// 0-based line the cursor is on, and its position there: chars and bytes from the start.
+    text: &'a str,
+    /// 1-based line the cursor is on and the byte where that line starts.
     line: usize,
+    line_start: usize,
+    /// The cursor within the line: chars and bytes from its start.
     chars: usize,
     bytes: usize,
 }
@@ -410,8 +547,9 @@ struct Contexts<'a> {
 impl<'a> Contexts<'a> {
     fn new(text: &'a str) -> Self {
         Self {
-            lines: text.lines().collect(),
-            line: usize::MAX,
+            text,
+            line: 1,
+            line_start: 0,
             chars: 0,
             bytes: 0,
         }
@@ -419,19 +557,34 @@ impl<'a> Contexts<'a> {
 
     /// The 80 characters of 1-based `line` from 1-based `column` − 40 on, trimmed.
     fn around(&mut self, line: usize, column: usize) -> String {
-        let index = line.saturating_sub(1);
-        let text = self.lines.get(index).copied().unwrap_or("");
+        while self.line < line {
+            let Some(newline) = self.text[self.line_start..].find('\n') else {
+                return String::new();
+            };
+            self.line_start += newline + 1;
+            self.line += 1;
+            (self.chars, self.bytes) = (0, 0);
+        }
         let start = column.saturating_sub(40);
-        if index != self.line || start < self.chars {
-            (self.line, self.chars, self.bytes) = (index, 0, 0);
+        if self.line != line || start < self.chars {
+            (self.chars, self.bytes) = (0, 0);
         }
-        let mut rest = text[self.bytes..].chars();
+        let here = &self.text[self.line_start..];
+        let mut rest = here[self.bytes..].chars();
         while self.chars < start {
-            let Some(c) = rest.next() else { break };
-            self.chars += 1;
-            self.bytes += c.len_utf8();
+            match rest.next() {
+                Some(c) if c != '\n' => {
+                    self.chars += 1;
+                    self.bytes += c.len_utf8();
+                }
+                _ => break,
+            }
         }
-        let window: String = text[self.bytes..].chars().take(80).collect();
+        let window: String = here[self.bytes..]
+            .chars()
+            .take_while(|&c| c != '\n')
+            .take(80)
+            .collect();
         window.trim().to_string()
     }
 }

@@ -70,18 +70,33 @@ pub(super) fn mask_verbatim(text: &str, strings: &HashSet<String>) -> (String, u
     (out, masked)
 }
 
+/// The tokens [`mask_verbatim`] would mask if the JSON held them as strings: what a JSON
+/// document must be searched for, so that its strings need not all be kept.
+pub(super) fn verbatim_candidates(text: &str) -> HashSet<&str> {
+    text.split_whitespace()
+        .map(trim_token)
+        .filter(|core| {
+            !core.is_empty() && core.chars().any(|c| c.is_ascii_digit()) && !is_plain_number(core)
+        })
+        .collect()
+}
+
 /// Whether `token` scans as exactly one plain number and nothing else: no date or version,
 /// no unit suffix (`4o` in a JSON string is a name such as a model's, not a figure).
 fn is_plain_number(token: &str) -> bool {
-    let chars: Vec<char> = token.chars().collect();
-    let start = usize::from(chars.first().is_some_and(|&c| is_sign(c)));
+    let start = token
+        .chars()
+        .next()
+        .filter(|&c| is_sign(c))
+        .map_or(0, char::len_utf8);
     matches!(
-        parse_number(&chars, start),
-        Some(Parsed::Number { end, kind, .. }) if end == chars.len()
+        parse_number(token, start),
+        Some(Parsed::Number { end, kind, .. }) if end == token.len()
             && !matches!(kind, NumberKind::Date | NumberKind::Version)
-    ) && chars
+    ) && token
+        .chars()
         .last()
-        .is_some_and(|c| c.is_ascii_digit() || *c == '%')
+        .is_some_and(|c| c.is_ascii_digit() || c == '%')
 }
 
 /// The opening of a path tag: `0.887<!-- ba:/pooled/0/summary/mean -->`.
@@ -193,7 +208,7 @@ fn leading_dot_allowed_after(prev: Option<char>) -> bool {
 }
 
 enum Parsed {
-    /// A number ending at `end` (exclusive char index).
+    /// A number ending at byte `end` (exclusive).
     Number {
         end: usize,
         kind: NumberKind,
@@ -201,39 +216,46 @@ enum Parsed {
         normal: String,
         unit: f64,
     },
-    /// Digits interleaved with letters (`515eb529`): an identifier ending at `end`.
+    /// Digits interleaved with letters (`515eb529`): an identifier ending at byte `end`.
     Identifier { end: usize },
 }
 
-fn digits_from(chars: &[char], mut i: usize) -> usize {
-    while chars.get(i).is_some_and(char::is_ascii_digit) {
+/// The character starting at byte `i` of `text` (none at the end or inside a character).
+fn char_at(text: &str, i: usize) -> Option<char> {
+    text.get(i..).and_then(|rest| rest.chars().next())
+}
+
+/// The end of the run of ASCII digits starting at byte `i`.
+fn digits_from(text: &str, mut i: usize) -> usize {
+    while text.as_bytes().get(i).is_some_and(u8::is_ascii_digit) {
         i += 1;
     }
     i
 }
 
-/// Parses a number whose digits (or leading `.`) start at `start`.
-fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
-    let at = |i: usize| chars.get(i).copied();
+/// Parses a number whose digits (or leading `.`) start at byte `start`. Positions are byte
+/// offsets; every character stepped over by `+ 1` is ASCII (digits, `.`, `,`, `e`, signs).
+fn parse_number(text: &str, start: usize) -> Option<Parsed> {
+    let at = |i: usize| char_at(text, i);
     let mut normal = String::new();
     let mut i = start;
     // Integer part, with thousands groups.
-    let int_end = digits_from(chars, i);
+    let int_end = digits_from(text, i);
     let int_len = int_end - i;
-    normal.extend(&chars[i..int_end]);
+    normal.push_str(&text[i..int_end]);
     i = int_end;
     if int_len > 0 && int_len <= 3 && at(start) != Some('0') {
-        while at(i) == Some(',') && digits_from(chars, i + 1) == i + 4 {
-            normal.extend(&chars[i + 1..i + 4]);
+        while at(i) == Some(',') && digits_from(text, i + 1) == i + 4 {
+            normal.push_str(&text[i + 1..i + 4]);
             i += 4;
         }
     }
     // Date: YYYY-MM-DD.
     if int_len == 4 && i == int_end {
         let is_date = at(i) == Some('-')
-            && digits_from(chars, i + 1) == i + 3
+            && digits_from(text, i + 1) == i + 3
             && at(i + 3) == Some('-')
-            && digits_from(chars, i + 4) == i + 6
+            && digits_from(text, i + 4) == i + 6
             && !at(i + 6).is_some_and(is_word);
         if is_date {
             return Some(Parsed::Number {
@@ -247,15 +269,14 @@ fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
     // Fraction.
     let mut decimals: i32 = 0;
     if at(i) == Some('.') && at(i + 1).is_some_and(|c| c.is_ascii_digit()) {
-        let frac_end = digits_from(chars, i + 1);
+        let frac_end = digits_from(text, i + 1);
         decimals = i32::try_from(frac_end - i - 1).unwrap_or(i32::MAX);
-        normal.push('.');
-        normal.extend(&chars[i + 1..frac_end]);
+        normal.push_str(&text[i..frac_end]);
         i = frac_end;
         // A second dotted group makes a version (or address): 0.1.0, 10.0.0.1.
         if at(i) == Some('.') && at(i + 1).is_some_and(|c| c.is_ascii_digit()) {
             while at(i) == Some('.') && at(i + 1).is_some_and(|c| c.is_ascii_digit()) {
-                i = digits_from(chars, i + 1);
+                i = digits_from(text, i + 1);
             }
             return Some(Parsed::Number {
                 end: i,
@@ -278,12 +299,12 @@ fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
     if matches!(at(i), Some('e' | 'E')) {
         let sign_len = usize::from(matches!(at(i + 1), Some('+' | '-')));
         let exp_start = i + 1 + sign_len;
-        let exp_end = digits_from(chars, exp_start);
+        let exp_end = digits_from(text, exp_start);
         if exp_end > exp_start && !at(exp_end).is_some_and(is_word) {
-            let exp_text: String = chars[i + 1..exp_end].iter().collect();
+            let exp_text = &text[i + 1..exp_end];
             exponent = exp_text.parse::<i32>().unwrap_or(i32::MAX).clamp(-400, 400);
             normal.push('e');
-            normal.push_str(&exp_text);
+            normal.push_str(exp_text);
             kind = NumberKind::Scientific;
             i = exp_end;
         }
@@ -292,12 +313,12 @@ fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
     // underscore ends the number (`_0.5_` is Markdown emphasis).
     if at(i).is_some_and(char::is_alphanumeric) {
         let mut j = i;
-        while at(j).is_some_and(char::is_alphanumeric) {
-            j += 1;
+        while let Some(c) = at(j).filter(|c| c.is_alphanumeric()) {
+            j += c.len_utf8();
         }
-        if chars[i..j].iter().any(char::is_ascii_digit) {
-            while at(j).is_some_and(is_word) {
-                j += 1;
+        if text[i..j].bytes().any(|b| b.is_ascii_digit()) {
+            while let Some(c) = at(j).filter(|&c| is_word(c)) {
+                j += c.len_utf8();
             }
             return Some(Parsed::Identifier { end: j });
         }
@@ -310,12 +331,12 @@ fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
         });
     }
     // Percent sign, directly or after one space.
-    let percent_at = if at(i) == Some('%') {
-        Some(i)
-    } else if matches!(at(i), Some(' ' | '\u{a0}' | '\u{202f}')) && at(i + 1) == Some('%') {
-        Some(i + 1)
-    } else {
-        None
+    let percent_at = match at(i) {
+        Some('%') => Some(i),
+        Some(space @ (' ' | '\u{a0}' | '\u{202f}')) if at(i + space.len_utf8()) == Some('%') => {
+            Some(i + space.len_utf8())
+        }
+        _ => None,
     };
     if let Some(p) = percent_at {
         kind = NumberKind::Percent;
@@ -330,49 +351,55 @@ fn parse_number(chars: &[char], start: usize) -> Option<Parsed> {
     })
 }
 
-/// Extracts every number of `text` (list markers and verbatim tokens already masked).
+/// Every number of `text` (list markers and verbatim tokens already masked), in order.
 pub(super) fn scan(text: &str) -> Vec<ProseNumber> {
-    let chars: Vec<char> = text.chars().collect();
-    // Line and column of char index `at`: numbers are found in order, so this cursor only
-    // moves forward (no table of a position per char).
-    let (mut at, mut line, mut column) = (0usize, 1usize, 1usize);
     let mut numbers = Vec::new();
+    scan_each(text, |n| numbers.push(n));
+    numbers
+}
+
+/// Hands each number of `text` to `found`, in order, keeping none: one pass, work linear in
+/// the text and memory independent of how many numbers it holds.
+pub(super) fn scan_each(text: &str, mut found: impl FnMut(ProseNumber)) {
+    // Line and column of byte `at`: numbers are found in order, so this cursor only moves
+    // forward (no table of a position per char).
+    let (mut at, mut line, mut column) = (0usize, 1usize, 1usize);
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let prev = i.checked_sub(1).map(|p| chars[p]);
+    while let Some(c) = char_at(text, i) {
+        let width = c.len_utf8();
         if c.is_alphabetic() {
-            i = skip_identifier(&chars, i);
+            i = skip_identifier(text, i);
             continue;
         }
-        let next = chars.get(i + 1).copied();
-        let after_next = chars.get(i + 2).copied();
+        let prev = text[..i].chars().next_back();
+        let next = char_at(text, i + width);
+        let after_next = next.and_then(|n| char_at(text, i + width + n.len_utf8()));
         let (sign_len, negative) = if is_sign(c)
             && sign_allowed_after(prev)
             && (next.is_some_and(|n| n.is_ascii_digit())
                 || (next == Some('.') && after_next.is_some_and(|n| n.is_ascii_digit())))
         {
-            (1, c != '+')
+            (width, c != '+')
         } else {
             (0, false)
         };
         let body = i + sign_len;
-        let starts_number = chars.get(body).is_some_and(char::is_ascii_digit)
-            || (chars.get(body) == Some(&'.')
-                && chars.get(body + 1).is_some_and(char::is_ascii_digit)
-                && (sign_len == 1 || leading_dot_allowed_after(prev)));
+        let first = char_at(text, body);
+        let starts_number = first.is_some_and(|c| c.is_ascii_digit())
+            || (first == Some('.')
+                && char_at(text, body + 1).is_some_and(|c| c.is_ascii_digit())
+                && (sign_len > 0 || leading_dot_allowed_after(prev)));
         if !starts_number {
-            i += 1;
+            i += width;
             continue;
         }
-        match parse_number(&chars, body) {
+        match parse_number(text, body) {
             Some(Parsed::Number {
                 end,
                 kind,
                 normal,
                 unit,
             }) => {
-                let text: String = chars[i..end].iter().collect();
                 let value = match kind {
                     NumberKind::Date | NumberKind::Version => None,
                     _ => {
@@ -387,7 +414,7 @@ pub(super) fn scan(text: &str) -> Vec<ProseNumber> {
                             .map(|v| if negative { -v } else { v })
                     }
                 };
-                for &c in &chars[at..i] {
+                for c in text[at..i].chars() {
                     if c == '\n' {
                         line += 1;
                         column = 1;
@@ -396,35 +423,34 @@ pub(super) fn scan(text: &str) -> Vec<ProseNumber> {
                     }
                 }
                 at = i;
-                let text = match kind {
-                    // Dates and versions are compared with JSON strings without their sign.
-                    NumberKind::Date | NumberKind::Version => chars[body..end].iter().collect(),
-                    _ => text,
+                // Dates and versions are compared with JSON strings without their sign.
+                let written = match kind {
+                    NumberKind::Date | NumberKind::Version => &text[body..end],
+                    _ => &text[i..end],
                 };
-                numbers.push(ProseNumber {
-                    text,
+                found(ProseNumber {
+                    text: written.to_string(),
                     value,
                     kind,
                     unit,
                     line,
                     column,
                 });
-                i = end.max(i + 1);
+                i = end.max(i + width);
             }
-            Some(Parsed::Identifier { end }) => i = end.max(i + 1),
-            None => i += 1,
+            Some(Parsed::Identifier { end }) => i = end.max(i + width),
+            None => i += width,
         }
     }
-    numbers
 }
 
-/// Skips an identifier starting at `i`: a word and any `.`-joined word continuations.
-fn skip_identifier(chars: &[char], mut i: usize) -> usize {
+/// Skips an identifier starting at byte `i`: a word and any `.`-joined word continuations.
+fn skip_identifier(text: &str, mut i: usize) -> usize {
     loop {
-        while chars.get(i).is_some_and(|&c| is_word(c)) {
-            i += 1;
+        while let Some(c) = char_at(text, i).filter(|&c| is_word(c)) {
+            i += c.len_utf8();
         }
-        if chars.get(i) == Some(&'.') && chars.get(i + 1).is_some_and(|&c| is_word(c)) {
+        if char_at(text, i) == Some('.') && char_at(text, i + 1).is_some_and(is_word) {
             i += 1;
         } else {
             return i;

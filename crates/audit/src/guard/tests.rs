@@ -1,6 +1,7 @@
 //! The guard's rules, one test per rule of the module documentation.
 
 #![allow(clippy::unwrap_used)]
+use super::index::{JsonIndex, Wanted};
 use super::*;
 use proptest::prelude::*;
 use serde_json::json;
@@ -316,10 +317,12 @@ fn two_million_numbers_on_one_line_finish() {
     }
     let r = check(&prose, &json!({"x": 0.5}));
     assert_eq!(r.checked, n);
-    assert_eq!(r.violations.len(), n - n / 1000, "only 0.5 is in the JSON");
+    assert_eq!(r.violation_count(), n - n / 1000, "only 0.5 is in the JSON");
+    // The listed ones are the first: i = 1..=999, then i = 1001.
     let last = r.violations.last().unwrap();
-    assert_eq!(last.number.text, "999.5");
-    assert_eq!((last.number.line, last.number.column), (1, prose.len() - 5));
+    assert_eq!(last.number.text, "1.5");
+    let column = prose.find("999.5 0.5 1.5").unwrap() + "999.5 0.5 ".len() + 1;
+    assert_eq!((last.number.line, last.number.column), (1, column));
     assert_eq!(last.context, naive_context(&prose, 1, last.number.column));
 }
 
@@ -396,7 +399,170 @@ fn two_million_tagged_numbers_finish() {
     }
     let r = check(&prose, &json!({"a": 0.5, "b": 0.25}));
     assert_eq!((r.checked, r.tagged), (n, n));
-    assert_eq!(r.violations.len(), n / 2, "0.5 is at /a, not at /b");
+    assert_eq!(r.violation_count(), n / 2, "0.5 is at /a, not at /b");
+}
+
+#[test]
+fn a_flood_of_invented_figures_is_counted_not_listed() {
+    // 'x 1.5 ' repeated used to keep a violation (context included) per figure: about 60
+    // times the text in memory. Now the report lists the first MAX_LISTED_VIOLATIONS and
+    // counts the rest, whatever the text holds.
+    let n = 200_000;
+    let prose = "x 1.5 ".repeat(n);
+    let r = check(&prose, &json!({}));
+    assert_eq!(r.checked, n);
+    assert_eq!(r.violations.len(), MAX_LISTED_VIOLATIONS);
+    assert_eq!(r.unlisted, n - MAX_LISTED_VIOLATIONS);
+    assert_eq!(r.violation_count(), n);
+    assert!(!r.passed());
+    assert_eq!(r.violations[999].number.column, 999 * 6 + 3);
+    let context = &r.violations[999].context;
+    assert!(
+        context.starts_with("x 1.5") && context.len() <= 80,
+        "{context:?}"
+    );
+    let html = check_html(&format!("<p>{prose}</p>"), &json!({}));
+    assert_eq!(html.violations.len(), MAX_LISTED_VIOLATIONS);
+    assert_eq!(html.violation_count(), n);
+    assert!(
+        r.to_string()
+            .contains(&format!("and {} more not listed", n - 1000))
+    );
+}
+
+#[test]
+fn contexts_are_found_past_many_lines_and_across_long_ones() {
+    let prose = format!(
+        "{}7 and 8\n{}{}9",
+        "\n".repeat(100_000),
+        "é ".repeat(50),
+        "\r\n"
+    );
+    let r = check(&prose, &json!({}));
+    let found: Vec<(usize, usize, &str)> = r
+        .violations
+        .iter()
+        .map(|v| (v.number.line, v.number.column, v.context.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (100_001, 1, "7 and 8"),
+            (100_001, 7, "7 and 8"),
+            (100_003, 1, "9"),
+        ]
+    );
+}
+
+#[test]
+fn positions_count_characters_after_multibyte_text() {
+    let numbers = extract_numbers("ΔF1 −0.25 at τ=0.9, 98.7 % of 2,345 — «3»");
+    let got: Vec<(&str, usize)> = numbers
+        .iter()
+        .map(|n| (n.text.as_str(), n.column))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("−0.25", 5),
+            ("0.9", 16),
+            ("98.7 %", 21),
+            ("2,345", 31),
+            ("3", 40)
+        ]
+    );
+    assert_eq!(numbers[0].value, Some(-0.25));
+    assert_eq!(numbers[3].value, Some(2345.0));
+}
+
+/// What `benchaudit guard` runs: the JSON read in one pass, never as a tree.
+fn check_streamed(prose: &str, json: &Value, html: bool) -> GuardReport {
+    check_json_text(prose.to_string(), &serde_json::to_vec(json).unwrap(), html).unwrap()
+}
+
+#[test]
+fn the_streamed_json_gives_the_verdict_of_the_parsed_one() {
+    let json = json!({
+        "model": "gpt-4o", "dir": "runs/2026-06-17", "v": "0.1.0",
+        "rows": [{"mean": 0.887, "label": "7", "n": 12}, {"mean": 0.5, "~/k": 3}],
+        "": {"": 0.25}, "log": "retried 3 times; Qwen2.5-7B 2x2",
+    });
+    for prose in [
+        "gpt-4o in runs/2026-06-17 (v0.1.0): mean 0.887, 0.89 and 12 runs; Qwen2.5-7B on 2x2",
+        "0.887<!-- ba:/rows/0/mean --> 0.887<!-- ba:/rows/1/mean --> 7<!-- ba:/rows/0/label -->",
+        "3<!-- ba:/rows/1/~0~1k --> 3<!-- ba:/rows/01/~0~1k --> 0.25<!-- ba:// --> 1<!-- ba:x -->",
+        "12<!-- ba:/rows --> 12<!-- ba: --> 3 times, 2.0.1 and 2026-06-17 and 4o",
+        "1. item 0.5\n2. item 13\n\n<b>0.887</b> &#8722;0.5",
+        "`retried 3 times; Qwen2.5-7B 2x2` and `retried 3 times` and `gpt-4o` and `7` and `3 times;`",
+        "`ied 3 times; Qwen2.5` `ied 3 times; Qwen2.5-7B 2x2 and more` 3",
+    ] {
+        assert_eq!(
+            check_streamed(prose, &json, false),
+            check(prose, &json),
+            "{prose}"
+        );
+        assert_eq!(
+            check_streamed(prose, &json, true),
+            check_html(prose, &json),
+            "{prose}"
+        );
+    }
+    let bad = check_json_text("1".into(), b"{\"a\": 1} trailing", false);
+    assert!(bad.is_err());
+    assert!(check_json_text("1".into(), b"[1e999]", false).is_err());
+}
+
+#[test]
+fn the_streamed_index_keeps_only_what_the_prose_asks_for() {
+    // 200 000 distinct strings and a million copies of one number: the index keeps the one
+    // string the prose holds and the one number, not the document.
+    let strings: Vec<Value> = (0..200_000).map(|i| json!(format!("id-{i}"))).collect();
+    let json = serde_json::to_vec(&json!({"s": strings, "n": vec![0.5; 1_000_000]})).unwrap();
+    let tokens: std::collections::HashSet<&str> = ["id-7", "id-x1"].into_iter().collect();
+    let paths = std::collections::HashSet::from(["/s/3".to_string()]);
+    let spans: std::collections::HashSet<&str> = ["id-9", "id-x"].into_iter().collect();
+    let pieces = ["id-199999", "no such piece here"];
+    let (index, found) = JsonIndex::read(
+        &json,
+        &Wanted {
+            tokens: &tokens,
+            paths: &paths,
+            spans: &spans,
+            pieces: &pieces,
+        },
+    )
+    .unwrap();
+    assert_eq!(index.numbers, [0.5]);
+    assert_eq!(index.strings.len(), 1);
+    assert!(index.strings.contains("id-7"));
+    assert_eq!(found.at_paths.len(), 1);
+    let mut quoted: Vec<&str> = found.quoted_spans.iter().map(String::as_str).collect();
+    quoted.sort_unstable();
+    assert_eq!(quoted, ["id-199999", "id-9"]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn streaming_and_parsing_agree(
+        words in prop::collection::vec(prop_oneof![
+            "[-+−0-9.,%eE ]{1,8}",
+            "\\PC{0,6}",
+            Just("<!-- ba:/a/0 -->".to_string()),
+            Just("<!-- ba:/b -->".to_string()),
+            Just("\n".to_string()),
+            Just("x-1".to_string()),
+            Just("`".to_string()),
+            Just("`retried 3 times; Qwen2.5-7B`".to_string()),
+        ], 0..30),
+        json in json_value(),
+    ) {
+        let prose = words.concat();
+        let doc = json!({"a": [json.clone()], "b": json, "log": "x retried 3 times; Qwen2.5-7B 2x2"});
+        prop_assert_eq!(check_streamed(&prose, &doc, false), check(&prose, &doc));
+        prop_assert_eq!(check_streamed(&prose, &doc, true), check_html(&prose, &doc));
+    }
 }
 
 #[test]

@@ -25,8 +25,8 @@ pub struct McpArgs {
     #[arg(long, value_enum, default_value = "full")]
     pub submission: SubmissionArg,
     /// Request quota: requests allowed in the episode, overriding the task's budget
-    /// (0..=1000000), as `run --quota`.
-    #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    /// (0..=4294967295), as `run --quota`.
+    #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=i64::from(benchaudit_comtrade::MAX_QUOTA)))]
     pub max_requests: Option<u32>,
     /// Primary scorer giving the submission's `reward` (both are always reported).
     #[arg(long, value_enum, default_value = "f1")]

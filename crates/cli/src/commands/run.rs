@@ -51,8 +51,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "f1")]
     pub reward: RewardArg,
     /// Request quota: requests allowed per episode, overriding every task's budget
-    /// (0..=1000000).
-    #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    /// (0..=4294967295).
+    #[arg(long = "quota", alias = "max-requests", value_parser = clap::value_parser!(u32).range(0..=i64::from(benchaudit_comtrade::MAX_QUOTA)))]
     pub max_requests: Option<u32>,
     /// Print the summary as one JSON object on stdout instead of a table.
     #[arg(long)]

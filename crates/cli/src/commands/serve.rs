@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use benchaudit_runs::served::served_key;
 use benchaudit_server::record::{Finished, Recorder, RecorderHandle};
-use benchaudit_server::{ServerConfig, StoreLimits};
+use benchaudit_server::{ServeError, ServerConfig, StoreLimits};
 use clap::Args;
 
 use crate::UsageError;
@@ -136,24 +136,29 @@ fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// Runs the subcommand.
+/// Runs the subcommand. The ledger of `--ledger` is opened once the address is bound: a
+/// server that cannot listen creates nothing.
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let mut config = args.config();
-    if let Some(dir) = &args.ledger {
-        let ledger = benchaudit_runs::served::ServedLedger::open(dir)
-            .map_err(|e| UsageError(format!("--ledger: {e}")))?;
-        config.recorder = Some(RecorderHandle(Arc::new(LedgerRecorder(ledger))));
-        eprintln!(
-            "benchaudit: recording accepted submissions into {} (`benchaudit report {}` reads it)",
-            dir.display(),
-            dir.display()
-        );
-    }
-    benchaudit_server::serve_blocking(args.addr, config, |addr| {
+    let result = benchaudit_server::serve_blocking(args.addr, args.config(), |addr, config| {
+        if let Some(dir) = &args.ledger {
+            let ledger = benchaudit_runs::served::ServedLedger::open(dir)
+                .map_err(|e| ServeError::Setup(format!("--ledger: {e}")))?;
+            config.recorder = Some(RecorderHandle(Arc::new(LedgerRecorder(ledger))));
+            eprintln!(
+                "benchaudit: recording accepted submissions into {} (`benchaudit report {}` reads it)",
+                dir.display(),
+                dir.display()
+            );
+        }
         eprintln!(
             "benchaudit: serving on http://{addr} (REST /v1, MCP /mcp and /v1/episodes/{{id}}/mcp); Ctrl-C to stop"
         );
-    })?;
+        Ok(())
+    });
+    match result {
+        Err(ServeError::Setup(e)) => return Err(UsageError(e).into()),
+        other => other?,
+    }
     eprintln!("benchaudit: server stopped");
     Ok(ExitCode::SUCCESS)
 }

@@ -328,7 +328,22 @@ impl Env {
             }
         };
         let data = message.get("data").cloned().unwrap_or(Value::Null);
-        let result = match message.get("type").and_then(Value::as_str).unwrap_or("") {
+        let kind = match message.get("type") {
+            Some(Value::String(kind)) if !kind.is_empty() => kind.as_str(),
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                return Some(error_message(&refuse(
+                    Code::UnknownType,
+                    "a message needs a `type`: reset, step, state, mcp or close",
+                )));
+            }
+            Some(_) => {
+                return Some(error_message(&refuse(
+                    Code::UnknownType,
+                    "`type` must be a string: reset, step, state, mcp or close",
+                )));
+            }
+        };
+        let result = match kind {
             "reset" => self
                 .reset(&data)
                 .await
@@ -417,6 +432,20 @@ async fn session(mut socket: WebSocket, openenv: Arc<OpenEnv>) {
                 tracing::debug!("OpenEnv session idle past the idle timeout; closing it");
                 break;
             }
+            Ok(Some(Err(e))) if too_large(&e) => {
+                // RFC 6455's answer to a message over the limit: close 1009 (Message Too
+                // Big). Nothing more is read: the reader would buffer the oversize frame.
+                let reason = format!(
+                    "message larger than the server's limit of {} bytes",
+                    env.openenv.max_message_bytes
+                );
+                let frame = axum::extract::ws::CloseFrame {
+                    code: axum::extract::ws::close_code::SIZE,
+                    reason: reason.into(),
+                };
+                let _ = socket.send(Message::Close(Some(frame))).await;
+                return;
+            }
             Ok(None | Some(Err(_))) => break,
             Ok(Some(Ok(m))) => m,
         };
@@ -442,6 +471,13 @@ async fn session(mut socket: WebSocket, openenv: Arc<OpenEnv>) {
         }
     }
     let _ = socket.send(Message::Close(None)).await;
+}
+
+/// Whether a receive failed on a message or frame over the size limit. The WebSocket layer's
+/// error type is not exported, so its text is read: "Space limit exceeded: Message too long"
+/// (pinned by the test that sends an oversize message).
+fn too_large(e: &axum::Error) -> bool {
+    e.to_string().contains("Space limit exceeded")
 }
 
 #[cfg(test)]
