@@ -41,6 +41,8 @@ for g in t["groups"]:
     assert [c["name"] for c in g["components"]] == ["utility", "security"]
     assert g["criterion"]["status"] in ("pass", "fail"), g["criterion"]
 assert t["ownership"]["cell"]["status"] in ("pass", "fail"), t["ownership"]
+# The hook pins the clock and the hash seed, so a second process replays every run byte for byte.
+assert t["replay"]["runs"] > 0 and t["replay"]["mismatches"] == 0, t["replay"]
 print("AgentDojo card:", t["cards"][-1]["licensed_claim"], "| floors:",
       ", ".join(f'{g["name"]} {g["floor"]["passed"]} of {g["floor"]["played"]}' for g in t["groups"]))
 PY

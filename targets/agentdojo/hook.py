@@ -25,15 +25,34 @@ environments, and scored by its checks.
 import os
 import sys
 
+# AgentDojo's calendar lists an event's participants through a `set`, whose order follows
+# Python's per-process string hashing; a fixed hash seed makes a replay byte-identical. The
+# seed is read only at start-up, so the hook starts itself again with it (stdin is unread).
+if os.environ.get("PYTHONHASHSEED") != "0":
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
 # Offline setting, before AgentDojo (which imports the Hugging Face hub client) is imported: the
 # hub must fail at once instead of retrying if anything asks it. The pipelines built here load
 # no hub model and call no provider.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# AgentDojo's workspace tools stamp new files and sent emails with `datetime.now()`, so the same
+# forged run replayed a second later differs in its tool messages (never in its scores). The hook
+# plays every run at one fixed instant in UTC, the workspace suite's own "current day"
+# (calendar.yaml `current_day: 2024-05-15`), so a replay is byte-identical.
+os.environ["TZ"] = "UTC"
 
+import datetime  # noqa: E402
 import json  # noqa: E402
+import time  # noqa: E402
+
+import time_machine  # noqa: E402
 
 import forge  # noqa: E402
+
+time.tzset()
+CLOCK = datetime.datetime(2024, 5, 15, 9, 0, tzinfo=datetime.timezone.utc)
 
 
 def main(argv):
@@ -45,29 +64,30 @@ def main(argv):
     except json.JSONDecodeError as e:
         print(f"the request is not JSON: {e}", file=sys.stderr)
         return 2
-    try:
-        bench = forge.AgentDojo()
-    except forge.Unavailable as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    try:
-        if argv[1] == "units":
-            answer = bench.units(request.get("groups") or [])
-        elif argv[1] == "play":
-            items = request.get("items") or []
-            for item in items:
-                # Unknown suites, tasks and forgeries are refused before anything is played.
-                bench.split(item.get("group"), item.get("unit"))
-                if item.get("forgery") not in forge.FORGERIES:
-                    raise forge.HookError(f"unknown forgery {item.get('forgery')!r}")
-            answer = {"results": [bench.play(item) for item in items]}
-        else:
-            import ownership
+    with time_machine.travel(CLOCK, tick=False):
+        try:
+            bench = forge.AgentDojo()
+        except forge.Unavailable as e:
+            print(str(e), file=sys.stderr)
+            return 1
+        try:
+            if argv[1] == "units":
+                answer = bench.units(request.get("groups") or [])
+            elif argv[1] == "play":
+                items = request.get("items") or []
+                for item in items:
+                    # Unknown suites, tasks and forgeries are refused before anything is played.
+                    bench.split(item.get("group"), item.get("unit"))
+                    if item.get("forgery") not in forge.FORGERIES:
+                        raise forge.HookError(f"unknown forgery {item.get('forgery')!r}")
+                answer = {"results": [bench.play(item) for item in items]}
+            else:
+                import ownership
 
-            answer = ownership.measure(bench, request)
-    except forge.HookError as e:
-        print(str(e), file=sys.stderr)
-        return 2
+                answer = ownership.measure(bench, request)
+        except forge.HookError as e:
+            print(str(e), file=sys.stderr)
+            return 2
     json.dump(answer, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
     return 0
