@@ -342,6 +342,31 @@ pub(crate) fn check_json_text(
     };
     let values = found.at_paths;
     let quoted = found.quoted_spans;
+    // Masking the quoted code spans splits the tokens they touched (`Qwen2.5-7B```x` becomes
+    // `Qwen2.5-7B`), so the tokens of the masked text may hold candidates the first read did
+    // not look for: a second read looks for those alone (rare: a span glued to a token).
+    let mut index = index;
+    let extra: std::collections::HashSet<String> = {
+        let (masked, _) = mask_code_spans(&untagged, |span| quoted.contains(span));
+        let first = verbatim_candidates(&untagged);
+        verbatim_candidates(&masked)
+            .into_iter()
+            .filter(|t| !first.contains(t))
+            .map(str::to_owned)
+            .collect()
+    };
+    if !extra.is_empty() {
+        let (more, _) = JsonIndex::read(
+            json,
+            &Wanted {
+                tokens: &extra.iter().map(String::as_str).collect(),
+                paths: &std::collections::HashSet::new(),
+                spans: &std::collections::HashSet::new(),
+                pieces: &[],
+            },
+        )?;
+        index.strings.extend(more.strings);
+    }
     Ok(check_untagged(
         untagged,
         tags,

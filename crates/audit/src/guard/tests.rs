@@ -592,3 +592,14 @@ fn code_spans_quoting_json_strings_are_data_not_figures() {
     assert!(check_html(html, &doc).passed());
     assert!(!check_html("<p>line 42</p>", &doc).passed());
 }
+
+/// A quoted code span glued to a token splits it when masked; the streamed check must look for
+/// the pieces as the parsed one does (found by `streaming_and_parsing_agree`).
+#[test]
+fn a_span_glued_to_a_token_is_checked_alike_streamed_and_parsed() {
+    let prose = "````retried 3 times; Qwen2.5-7B```retried 3 times; Qwen2.5-7B`%";
+    let doc = json!({"a": [0.0], "b": 0.0, "log": "x retried 3 times; Qwen2.5-7B 2x2"});
+    let parsed = check(prose, &doc);
+    assert_eq!(parsed.verbatim, 2);
+    assert_eq!(check_streamed(prose, &doc, false), parsed);
+}
