@@ -103,8 +103,9 @@ pub struct Played {
     pub error: Option<String>,
 }
 
-/// The benchmark, reached by whatever IO the implementation needs.
-pub trait TrajectoryPlayer {
+/// The benchmark, reached by whatever IO the implementation needs (`Sync`: the intervene hook
+/// runs on its own thread beside the plays).
+pub trait TrajectoryPlayer: Sync {
     /// The units of the named groups; `jobs` is how many processes the hook may use.
     fn units(&self, groups: &[String], jobs: usize) -> Result<Catalogue, HookFailure>;
     /// One answer per item, in order; `jobs` is how many runs the hook may play at once.
@@ -268,135 +269,22 @@ pub fn label(id: &str) -> String {
     }
 }
 
-impl TrajectoriesAudit {
-    /// The benchmark's card (the last one).
-    pub fn benchmark_card(&self) -> Option<&Card> {
-        self.cards.last()
-    }
-
-    /// Runs of one group, one unit, one forgery.
-    pub fn run(&self, group: &str, unit: &str, forgery: Forgery) -> Option<&RunRecord> {
-        self.runs
-            .iter()
-            .find(|r| r.group == group && r.unit == unit && r.forgery == forgery)
-    }
-}
-
-/// Runs the trajectory audit. Hook failures never become verdicts: the stages that needed the
-/// failing hook are "not probed" with the cause and the hook's stderr on the card.
-pub fn audit(
-    target: &str,
+/// Plays every item, then the replay sample again in a second hook process; the records in
+/// item order (with `runs`' unplayable slots kept), or why the play stage failed.
+fn play_and_replay(
+    out: &mut TrajectoriesAudit,
     player: &dyn TrajectoryPlayer,
     config: &TrajectoriesConfig,
-) -> TrajectoriesAudit {
-    let benchmark = config.benchmark;
-    let mut out = TrajectoriesAudit {
-        target: target.into(),
-        benchmark: Value::Null,
-        config: config.clone(),
-        sample_rule: SAMPLE_RULE,
-        table: table::table(benchmark),
-        components: benchmark.components().to_vec(),
-        not_probed: benchmark
-            .not_probed()
-            .iter()
-            .map(|(name, why)| NotProbedComponent { name, why })
-            .collect(),
-        paper: benchmark.paper(),
-        groups: Vec::new(),
-        rollup: crate::battery::rollup(target, &[]),
-        replay: ReplayResult {
-            runs: 0,
-            units: 0,
-            mismatches: 0,
-            score_mismatches: 0,
-            cell: Cell::not_probed("nothing was played"),
-        },
-        ownership: ownership::OwnershipResult::not_probed("nothing was played"),
-        cards: Vec::new(),
-        runs: Vec::new(),
-        failures: Vec::new(),
-        stderr: Vec::new(),
-    };
-    let catalogue = match player.units(&config.groups, config.jobs) {
-        Ok(c) => c,
-        Err(f) => {
-            let why = out.fail("units", &f);
-            return out.unprobed(&why, config.groups.clone());
-        }
-    };
-    let missing: Vec<&String> = config
-        .groups
-        .iter()
-        .filter(|g| !catalogue.groups.iter().any(|c| &c.name == *g))
-        .collect();
-    if !missing.is_empty() {
-        let why = format!(
-            "the units hook left out {}",
-            missing
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        return out.unprobed(&why, config.groups.clone());
-    }
-    out.benchmark = catalogue.benchmark.clone();
-    // The units of each group, and the items to play.
-    let mut probed: Vec<(String, Vec<Unit>, usize)> = Vec::new();
-    let mut items = Vec::new();
-    let mut runs = Vec::new();
-    for name in &config.groups {
-        let Some(group) = catalogue.groups.iter().find(|g| &g.name == name) else {
-            continue;
-        };
-        let ids: Vec<&str> = group.units.iter().map(|u| u.id.as_str()).collect();
-        let chosen = crate::calls::verdict::sample(&ids, name, config.seed, config.sample);
-        let units: Vec<Unit> = group
-            .units
-            .iter()
-            .filter(|u| chosen.contains(&u.id.as_str()))
-            .cloned()
-            .collect();
-        for unit in &units {
-            let facts = unit.facts();
-            for forgery in config.forgeries.iter().copied() {
-                match forgery.applicable(&facts) {
-                    Ok(()) => {
-                        items.push(PlayItem {
-                            group: name.clone(),
-                            unit: unit.id.clone(),
-                            forgery: forgery.name().into(),
-                        });
-                        runs.push(None);
-                    }
-                    Err(why) => runs.push(Some(RunRecord {
-                        group: name.clone(),
-                        unit: unit.id.clone(),
-                        forgery,
-                        built: false,
-                        reason: Some(why.into()),
-                        termination: None,
-                        scores: BTreeMap::new(),
-                        error: None,
-                        replay_match: None,
-                        trajectory: Value::Null,
-                    })),
-                }
-            }
-        }
-        probed.push((name.clone(), units, group.units.len()));
-    }
+    probed: &[(String, Vec<Unit>, usize)],
+    items: &[PlayItem],
+    runs: Vec<Option<RunRecord>>,
+) -> Result<Vec<RunRecord>, String> {
     let first = player
-        .play(&items, config.jobs)
+        .play(items, config.jobs)
         .and_then(|v| same_length(v, items.len()));
     let first = match first {
         Ok(v) => v,
-        Err(f) => {
-            let why = out.fail("play", &f);
-            let names = probed.iter().map(|(n, _, _)| n.clone()).collect();
-            return out.unprobed(&why, names);
-        }
+        Err(f) => return Err(out.fail("play", &f)),
     };
     let mut answers = first.into_iter();
     let mut records: Vec<RunRecord> = Vec::with_capacity(runs.len());
@@ -517,6 +405,145 @@ pub fn audit(
             }
         }
     };
+    Ok(records)
+}
+
+impl TrajectoriesAudit {
+    /// The benchmark's card (the last one).
+    pub fn benchmark_card(&self) -> Option<&Card> {
+        self.cards.last()
+    }
+
+    /// Runs of one group, one unit, one forgery.
+    pub fn run(&self, group: &str, unit: &str, forgery: Forgery) -> Option<&RunRecord> {
+        self.runs
+            .iter()
+            .find(|r| r.group == group && r.unit == unit && r.forgery == forgery)
+    }
+}
+
+/// Runs the trajectory audit. Hook failures never become verdicts: the stages that needed the
+/// failing hook are "not probed" with the cause and the hook's stderr on the card.
+pub fn audit(
+    target: &str,
+    player: &dyn TrajectoryPlayer,
+    config: &TrajectoriesConfig,
+) -> TrajectoriesAudit {
+    let benchmark = config.benchmark;
+    let mut out = TrajectoriesAudit {
+        target: target.into(),
+        benchmark: Value::Null,
+        config: config.clone(),
+        sample_rule: SAMPLE_RULE,
+        table: table::table(benchmark),
+        components: benchmark.components().to_vec(),
+        not_probed: benchmark
+            .not_probed()
+            .iter()
+            .map(|(name, why)| NotProbedComponent { name, why })
+            .collect(),
+        paper: benchmark.paper(),
+        groups: Vec::new(),
+        rollup: crate::battery::rollup(target, &[]),
+        replay: ReplayResult {
+            runs: 0,
+            units: 0,
+            mismatches: 0,
+            score_mismatches: 0,
+            cell: Cell::not_probed("nothing was played"),
+        },
+        ownership: ownership::OwnershipResult::not_probed("nothing was played"),
+        cards: Vec::new(),
+        runs: Vec::new(),
+        failures: Vec::new(),
+        stderr: Vec::new(),
+    };
+    let catalogue = match player.units(&config.groups, config.jobs) {
+        Ok(c) => c,
+        Err(f) => {
+            let why = out.fail("units", &f);
+            return out.unprobed(&why, config.groups.clone());
+        }
+    };
+    let missing: Vec<&String> = config
+        .groups
+        .iter()
+        .filter(|g| !catalogue.groups.iter().any(|c| &c.name == *g))
+        .collect();
+    if !missing.is_empty() {
+        let why = format!(
+            "the units hook left out {}",
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return out.unprobed(&why, config.groups.clone());
+    }
+    out.benchmark = catalogue.benchmark.clone();
+    // The units of each group, and the items to play.
+    let mut probed: Vec<(String, Vec<Unit>, usize)> = Vec::new();
+    let mut items = Vec::new();
+    let mut runs = Vec::new();
+    for name in &config.groups {
+        let Some(group) = catalogue.groups.iter().find(|g| &g.name == name) else {
+            continue;
+        };
+        let ids: Vec<&str> = group.units.iter().map(|u| u.id.as_str()).collect();
+        let chosen = crate::calls::verdict::sample(&ids, name, config.seed, config.sample);
+        let units: Vec<Unit> = group
+            .units
+            .iter()
+            .filter(|u| chosen.contains(&u.id.as_str()))
+            .cloned()
+            .collect();
+        for unit in &units {
+            let facts = unit.facts();
+            for forgery in config.forgeries.iter().copied() {
+                match forgery.applicable(&facts) {
+                    Ok(()) => {
+                        items.push(PlayItem {
+                            group: name.clone(),
+                            unit: unit.id.clone(),
+                            forgery: forgery.name().into(),
+                        });
+                        runs.push(None);
+                    }
+                    Err(why) => runs.push(Some(RunRecord {
+                        group: name.clone(),
+                        unit: unit.id.clone(),
+                        forgery,
+                        built: false,
+                        reason: Some(why.into()),
+                        termination: None,
+                        scores: BTreeMap::new(),
+                        error: None,
+                        replay_match: None,
+                        trajectory: Value::Null,
+                    })),
+                }
+            }
+        }
+        probed.push((name.clone(), units, group.units.len()));
+    }
+    // The intervene hook needs only the probed groups, so it runs in its own process beside the
+    // plays: the audit's wall time is the longer of the two, not their sum.
+    let (played, measured) = std::thread::scope(|s| {
+        let measuring = s.spawn(|| ownership::measure(player, benchmark, &probed, config));
+        let played = play_and_replay(&mut out, player, config, &probed, &items, runs);
+        let measured = measuring.join().unwrap_or_else(|_| {
+            ownership::OwnershipResult::not_probed("the intervene stage stopped with a panic")
+        });
+        (played, measured)
+    });
+    let records = match played {
+        Ok(records) => records,
+        Err(why) => {
+            let names = probed.iter().map(|(n, _, _)| n.clone()).collect();
+            return out.unprobed(&why, names);
+        }
+    };
     out.groups = probed
         .iter()
         .map(|(name, units, total)| {
@@ -524,7 +551,7 @@ pub fn audit(
             verdict::group(benchmark, name, units, *total, &mine, config)
         })
         .collect();
-    out.ownership = ownership::measure(player, benchmark, &probed, config);
+    out.ownership = measured;
     if let Some(tail) = out.ownership.hook_stderr.take() {
         out.failures.push(out.ownership.cell.evidence.clone());
         out.stderr.push(HookStderr {
