@@ -449,11 +449,16 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
         rows.append(sample.model_copy(update={"id": key}, deep=True))
         outputs[key] = str(item["output"])
     calls: dict[str, int] = {}
+    # The tools the solver hands the model, besides the answer's `submit`: a scorer may read
+    # what the model does with them, which a forged answer never does.
+    offered: dict[str, list[str]] = {}
 
     def respond(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
         key = str(sample_state().sample_id)
         n = calls.get(key, 0) + 1
         calls[key] = n
+        if n == 1:
+            offered[key] = sorted({t.name for t in tools if t.name != "submit"})
         text = outputs.get(key, "") if n == 1 else ""
         submit = next((t for t in tools if t.name == "submit"), None)
         if n == 1 and submit is not None:
@@ -527,6 +532,7 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
                 "scorer_calls": scorer_calls,
                 "completion": sample.output.completion if sample.output else None,
                 "error": sample.error.message if sample.error else None,
+                "tools": offered.get(key, []),
             }
         )
     return {"results": answers}

@@ -125,6 +125,9 @@ pub struct ItemScores {
     /// The sample's error, if the runtime reported one.
     #[serde(default)]
     pub error: Option<String>,
+    /// The tools the solver offered the model besides the answer's own `submit` tool.
+    #[serde(default)]
+    pub tools: Vec<String>,
 }
 
 /// The benchmark's runtime, reached by whatever IO the implementation needs.
@@ -472,6 +475,9 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
     for (name, why) in refusals(&first) {
         refused.entry(name).or_insert(why);
     }
+    for (name, why) in deaf_to_answers(&first) {
+        refused.entry(name).or_insert(why);
+    }
     let names = scorer_names(&first);
     let values = |r: &ItemScores| -> BTreeMap<String, Option<f64>> {
         names
@@ -656,6 +662,45 @@ fn refusals(results: &[ItemScores]) -> BTreeMap<String, Refusal> {
     out
 }
 
+/// Scorers that no forged answer moves on a task whose solver hands the model tools: such a
+/// scorer reads what the model does with the tools (a call made, a message sent), which an
+/// answer forgery never does, so the battery says nothing about it. (Without tools, a score no
+/// answer moves is a finding: the scorer accepts anything.)
+fn deaf_to_answers(results: &[ItemScores]) -> BTreeMap<String, Refusal> {
+    let mut tools: Vec<&str> = results
+        .iter()
+        .flat_map(|r| r.tools.iter().map(String::as_str))
+        .collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let mut out = BTreeMap::new();
+    if tools.is_empty() {
+        return out;
+    }
+    for name in scorer_names(results) {
+        let mut values = results
+            .iter()
+            .filter_map(|r| r.scores.get(name).and_then(|v| v.value));
+        let Some(first) = values.next() else {
+            continue;
+        };
+        if values.all(|v| v == first) {
+            out.insert(
+                name.clone(),
+                Refusal {
+                    reason: format!(
+                        "every forged answer (the target, the empty answer and the garbage alike) gets the same score on every sample, and the solver offers the model tools ({}): the scorer reads what the model does with them, which answer forgeries never do",
+                        tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                    grader_calls: 0,
+                    answers: 0,
+                },
+            );
+        }
+    }
+    out
+}
+
 fn ownership(
     a: &AnswersAudit,
     results: &[ItemScores],
@@ -805,6 +850,7 @@ mod tests {
         solver_calls: u32,
         fail_describe: bool,
         calls: Counter<usize>,
+        tools: Vec<String>,
     }
 
     impl Fake {
@@ -824,6 +870,7 @@ mod tests {
                 solver_calls: 1,
                 fail_describe: false,
                 calls: Counter::new(0),
+                tools: Vec::new(),
             }
         }
     }
@@ -871,6 +918,7 @@ mod tests {
                         scorer_calls: [("match".to_string(), self.grader_calls)].into(),
                         completion: Some(i.output.clone()),
                         error: None,
+                        tools: self.tools.clone(),
                     }
                 })
                 .collect())
@@ -1012,5 +1060,35 @@ mod tests {
             a.card.ownership.evidence
         );
         assert!(a.card.ownership.evidence.contains("degenerate"));
+    }
+
+    #[test]
+    fn a_score_no_answer_moves_is_not_probed_when_the_solver_offers_tools() {
+        // The same always-passing scorer, on a task whose solver hands the model tools: the
+        // scorer may read the tool calls (an agentic security check passes when no harmful
+        // call is made), which no answer forgery makes, so it is not probed, not a finding.
+        let mut f = Fake::new(|_, _| 1.0);
+        f.tools = vec!["send_message".into(), "resolve_ticket".into()];
+        let a = audit("fake", &f, &config());
+        assert_eq!(
+            a.card.criterion_sensitivity.status,
+            Status::NotProbed,
+            "{}",
+            a.card.criterion_sensitivity.evidence
+        );
+        assert!(
+            a.card
+                .criterion_sensitivity
+                .evidence
+                .contains("`resolve_ticket`, `send_message`"),
+            "{}",
+            a.card.criterion_sensitivity.evidence
+        );
+        assert_eq!(a.card.ownership.status, Status::NotProbed);
+        // With tools but a scorer that reads the answer, the battery applies as usual.
+        let mut f = Fake::new(exact);
+        f.tools = vec!["search".into()];
+        let a = audit("fake", &f, &config());
+        assert_eq!(a.card.criterion_sensitivity.status, Status::Pass);
     }
 }
