@@ -842,7 +842,38 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         self.kill_all();
+        running().remove(&self.marker);
     }
+}
+
+/// The hook calls in flight (marker → process group): what [`kill_running_hooks`] reaches
+/// when the process is told to stop. A hook runs in its own process group, so a Ctrl-C or a
+/// `kill` aimed at benchaudit does not reach it, and the drop that kills it never runs when
+/// the process dies of a signal: without this, an interrupted audit leaves its hooks running.
+fn running() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<String, i32>> {
+    static RUNNING: std::sync::Mutex<std::collections::BTreeMap<String, i32>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kills every hook call in flight (its process group and every process carrying its
+/// marker), for a binary that is about to exit on a signal. Returns how many calls it reached.
+pub fn kill_running_hooks() -> usize {
+    let live: Vec<(String, i32)> = running().iter().map(|(m, g)| (m.clone(), *g)).collect();
+    for (marker, pgid) in &live {
+        let group = Group {
+            #[cfg(unix)]
+            pgid: *pgid,
+            marker: marker.clone(),
+            swept: std::cell::Cell::new(false),
+        };
+        #[cfg(not(unix))]
+        let _ = pgid;
+        group.kill_all();
+    }
+    live.len()
 }
 
 /// Kills every live process whose environment holds the entry `entry`; returns how many.
@@ -1014,6 +1045,10 @@ pub fn run_hook_with_stderr(
         marker,
         swept: std::cell::Cell::new(false),
     };
+    running().insert(
+        group.marker.clone(),
+        i32::try_from(child.id()).unwrap_or(i32::MAX),
+    );
     let input = request.to_string();
     let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(mut stdin), Some(mut stdout), Some(stderr)) = pipes else {

@@ -415,3 +415,75 @@ fn a_failing_hook_is_named_on_the_console_not_only_on_the_card() {
         "{stdout}"
     );
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_audit_stopped_by_a_signal_leaves_no_hook_running() {
+    // The hook writes its pid, then sleeps far past the test: only the audit's signal
+    // handling can end it (it runs in its own process group, out of reach of the signal).
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("hook.pid");
+    let manifest = dir.path().join("target.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "name = \"slow bench\"\n[hooks]\nregistry = [\"sh\", \"-c\", \"echo $$ > {}.tmp && mv {}.tmp {} && exec sleep 600\"]\n",
+            pidfile.display(),
+            pidfile.display(),
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    let mut audit = bin()
+        .args(["audit", "--seeds", "1", "--out"])
+        .arg(dir.path().join("out"))
+        .arg("--target")
+        .arg(&manifest)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let pid = loop {
+        if let Ok(text) = std::fs::read_to_string(&pidfile) {
+            break text.trim().parse::<u32>().unwrap();
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "the hook never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    assert!(alive(pid));
+    let status = Command::new("kill")
+        .args(["-TERM", &audit.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = audit.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "128 + SIGTERM");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 running hook call(s) killed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let gone = std::time::Instant::now();
+    while alive(pid) {
+        assert!(
+            gone.elapsed() < std::time::Duration::from_secs(10),
+            "the hook (pid {pid}) outlived the audit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

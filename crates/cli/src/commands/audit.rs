@@ -111,6 +111,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         samples_file,
     };
     let targets = load_targets(&refs, &options).map_err(|e| UsageError(e.to_string()))?;
+    stop_hooks_on_signal();
     config.players.extend(args.models.players()?);
     let mut model_run = None;
     if let Some(ledger) = &args.ledger {
@@ -151,4 +152,26 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     Ok(model_run.map_or(ExitCode::SUCCESS, |(executed, ledger)| {
         incomplete_exit(&executed, ledger)
     }))
+}
+
+/// Hooks run in their own process groups, out of reach of a Ctrl-C or a `kill` aimed at
+/// benchaudit: on SIGINT, SIGTERM or SIGHUP the audit kills the hook calls in flight, then
+/// exits as the signal would have (128 + its number), so nothing it started keeps running.
+fn stop_hooks_on_signal() {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let killed = benchaudit_audit::external::kill_running_hooks();
+                eprintln!(
+                    "benchaudit: stopped by signal {signal}; {killed} running hook call(s) killed"
+                );
+                std::process::exit(128 + signal);
+            }
+        });
+    }
 }
