@@ -434,7 +434,7 @@ fn an_audit_stopped_by_a_signal_leaves_no_hook_running() {
         ),
     )
     .unwrap();
-    let mut audit = bin()
+    let audit = bin()
         .args(["audit", "--seeds", "1", "--out"])
         .arg(dir.path().join("out"))
         .arg("--target")
