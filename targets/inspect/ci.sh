@@ -3,7 +3,8 @@
 # key), runs the Rust tests against Inspect's real runtime, then audits the nine families of
 # docs/audits/inspect.md (and three of them a second time) and checks the cards: written,
 # guarded, identical across runs, refusals named, the page's figures in audit.json, and one
-# family's pass rates equal to a direct call of its scorer.
+# family's pass rates equal to a direct call of its scorer; then two tasks the answer battery
+# cannot judge (an agent loop, a scorer of tool use), which must come out not probed.
 # Usage (from anywhere): bash targets/inspect/ci.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -63,4 +64,22 @@ echo "== Inspect: pass rates recomputed by calling the scorer directly"
 "$py" targets/inspect/recompute.py "$out/a/audit.json" inspect_evals/gsm8k \
     "$PWD/targets/inspect/samples/gsm8k.jsonl" >"$out/recompute.log"
 grep -c " ok$" "$out/recompute.log" | sed 's/^/rates recomputed and equal: /'
+echo "== Inspect: tasks the answer battery cannot judge are not probed (an agent loop; a scorer of tool use)"
+# tau2_airline's solver is an agent loop: refused after one forged answer, not after every one.
+# agent_threat_bench_data_exfil's security score reads the tool calls: no answer moves it.
+"$bin" audit --seeds 0 --target inspect:inspect_evals/tau2_airline,inspect:inspect_evals/agent_threat_bench_data_exfil \
+    --out "$out/c" >"$out/c.log"
+"$py" - "$out/c/audit.json" <<'PY'
+import json, sys
+audit = json.load(open(sys.argv[1]))
+by = {a["task"]["spec"]: a for a in audit["answers"]}
+loop = by["inspect_evals/tau2_airline"]["card"]
+assert loop["criterion_sensitivity"]["status"] == "not_probed", loop
+assert "agent loop" in loop["criterion_sensitivity"]["evidence"], loop
+tools = by["inspect_evals/agent_threat_bench_data_exfil"]
+assert tools["card"]["criterion_sensitivity"]["status"] == "not_probed", tools["card"]
+assert tools["card"]["licensed_claim"] == "none", tools["card"]
+assert any("`send_message`" in f and "same score" in f for f in tools["failures"]), tools["failures"]
+print("not probed, with the cause: tau2_airline (agent loop), agent_threat_bench_data_exfil (tool use)")
+PY
 echo "Inspect audit: 1 passed, 0 failed"
