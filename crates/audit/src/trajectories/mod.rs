@@ -269,145 +269,6 @@ pub fn label(id: &str) -> String {
     }
 }
 
-/// Plays every item, then the replay sample again in a second hook process; the records in
-/// item order (with `runs`' unplayable slots kept), or why the play stage failed.
-fn play_and_replay(
-    out: &mut TrajectoriesAudit,
-    player: &dyn TrajectoryPlayer,
-    config: &TrajectoriesConfig,
-    probed: &[(String, Vec<Unit>, usize)],
-    items: &[PlayItem],
-    runs: Vec<Option<RunRecord>>,
-) -> Result<Vec<RunRecord>, String> {
-    let first = player
-        .play(items, config.jobs)
-        .and_then(|v| same_length(v, items.len()));
-    let first = match first {
-        Ok(v) => v,
-        Err(f) => return Err(out.fail("play", &f)),
-    };
-    let mut answers = first.into_iter();
-    let mut records: Vec<RunRecord> = Vec::with_capacity(runs.len());
-    let mut item_index = items.iter();
-    for slot in runs {
-        match slot {
-            Some(r) => records.push(r),
-            None => {
-                let (Some(item), Some(p)) = (item_index.next(), answers.next()) else {
-                    continue;
-                };
-                records.push(record(item, p));
-            }
-        }
-    }
-    // Replay: the chosen units' built runs, played again in a second process.
-    let replayed: Vec<(usize, PlayItem)> = records
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.built)
-        .filter(|(_, r)| {
-            probed.iter().any(|(g, units, _)| {
-                g == &r.group && replay_units(g, units, config).contains(&r.unit.as_str())
-            })
-        })
-        .map(|(i, r)| {
-            (
-                i,
-                PlayItem {
-                    group: r.group.clone(),
-                    unit: r.unit.clone(),
-                    forgery: r.forgery.name().into(),
-                },
-            )
-        })
-        .collect();
-    out.replay = if replayed.is_empty() {
-        ReplayResult {
-            runs: 0,
-            units: 0,
-            mismatches: 0,
-            score_mismatches: 0,
-            cell: Cell::not_probed("no built run was chosen for replay"),
-        }
-    } else {
-        let batch: Vec<PlayItem> = replayed.iter().map(|(_, i)| i.clone()).collect();
-        match player
-            .play(&batch, config.jobs)
-            .and_then(|v| same_length(v, batch.len()))
-        {
-            Ok(second) => {
-                let mut mismatches = 0;
-                let mut score_mismatches = 0;
-                let mut example = None;
-                for (((i, _), item), p) in replayed.iter().zip(&batch).zip(second) {
-                    let again = record(item, p);
-                    let r = &mut records[*i];
-                    let same_scores = r.built == again.built
-                        && r.scores == again.scores
-                        && r.termination == again.termination
-                        && r.error == again.error;
-                    let same = same_scores && r.trajectory == again.trajectory;
-                    r.replay_match = Some(same);
-                    if !same {
-                        mismatches += 1;
-                        if !same_scores {
-                            score_mismatches += 1;
-                        }
-                        example.get_or_insert_with(|| {
-                            format!(
-                                "{} {} {}{}",
-                                r.group,
-                                label(&r.unit),
-                                r.forgery.name(),
-                                first_difference(&r.trajectory, &again.trajectory)
-                            )
-                        });
-                    }
-                }
-                let units: usize = probed
-                    .iter()
-                    .map(|(g, units, _)| replay_units(g, units, config).len())
-                    .sum();
-                ReplayResult {
-                    runs: replayed.len(),
-                    units,
-                    mismatches,
-                    score_mismatches,
-                    cell: if mismatches == 0 {
-                        Cell {
-                            status: Status::Pass,
-                            evidence: format!(
-                                "a second hook process played the {} forged runs of {units} units again: the same trajectories, terminations and scores",
-                                replayed.len()
-                            ),
-                        }
-                    } else {
-                        Cell {
-                            status: Status::Fail,
-                            evidence: format!(
-                                "{mismatches} of {} forged runs differed when a second hook process played them again, {score_mismatches} of them in their score or termination (e.g. {})",
-                                replayed.len(),
-                                example.unwrap_or_default()
-                            ),
-                        }
-                    },
-                }
-            }
-            Err(f) => {
-                let why = out.fail("play (replay)", &f);
-                ReplayResult {
-                    runs: 0,
-                    units: 0,
-                    mismatches: 0,
-                    score_mismatches: 0,
-                    cell: Cell::not_probed(why),
-                }
-            }
-        }
-    };
-    Ok(records)
-}
-
 impl TrajectoriesAudit {
     /// The benchmark's card (the last one).
     pub fn benchmark_card(&self) -> Option<&Card> {
@@ -562,6 +423,145 @@ pub fn audit(
     out.runs = records;
     (out.rollup, out.cards) = verdict::cards(target, &out);
     out
+}
+
+/// Plays every item, then the replay sample again in a second hook process; the records in
+/// item order (with `runs`' unplayable slots kept), or why the play stage failed.
+fn play_and_replay(
+    out: &mut TrajectoriesAudit,
+    player: &dyn TrajectoryPlayer,
+    config: &TrajectoriesConfig,
+    probed: &[(String, Vec<Unit>, usize)],
+    items: &[PlayItem],
+    runs: Vec<Option<RunRecord>>,
+) -> Result<Vec<RunRecord>, String> {
+    let first = player
+        .play(items, config.jobs)
+        .and_then(|v| same_length(v, items.len()));
+    let first = match first {
+        Ok(v) => v,
+        Err(f) => return Err(out.fail("play", &f)),
+    };
+    let mut answers = first.into_iter();
+    let mut records: Vec<RunRecord> = Vec::with_capacity(runs.len());
+    let mut item_index = items.iter();
+    for slot in runs {
+        match slot {
+            Some(r) => records.push(r),
+            None => {
+                let (Some(item), Some(p)) = (item_index.next(), answers.next()) else {
+                    continue;
+                };
+                records.push(record(item, p));
+            }
+        }
+    }
+    // Replay: the chosen units' built runs, played again in a second process.
+    let replayed: Vec<(usize, PlayItem)> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.built)
+        .filter(|(_, r)| {
+            probed.iter().any(|(g, units, _)| {
+                g == &r.group && replay_units(g, units, config).contains(&r.unit.as_str())
+            })
+        })
+        .map(|(i, r)| {
+            (
+                i,
+                PlayItem {
+                    group: r.group.clone(),
+                    unit: r.unit.clone(),
+                    forgery: r.forgery.name().into(),
+                },
+            )
+        })
+        .collect();
+    out.replay = if replayed.is_empty() {
+        ReplayResult {
+            runs: 0,
+            units: 0,
+            mismatches: 0,
+            score_mismatches: 0,
+            cell: Cell::not_probed("no built run was chosen for replay"),
+        }
+    } else {
+        let batch: Vec<PlayItem> = replayed.iter().map(|(_, i)| i.clone()).collect();
+        match player
+            .play(&batch, config.jobs)
+            .and_then(|v| same_length(v, batch.len()))
+        {
+            Ok(second) => {
+                let mut mismatches = 0;
+                let mut score_mismatches = 0;
+                let mut example = None;
+                for (((i, _), item), p) in replayed.iter().zip(&batch).zip(second) {
+                    let again = record(item, p);
+                    let r = &mut records[*i];
+                    let same_scores = r.built == again.built
+                        && r.scores == again.scores
+                        && r.termination == again.termination
+                        && r.error == again.error;
+                    let same = same_scores && r.trajectory == again.trajectory;
+                    r.replay_match = Some(same);
+                    if !same {
+                        mismatches += 1;
+                        if !same_scores {
+                            score_mismatches += 1;
+                        }
+                        example.get_or_insert_with(|| {
+                            format!(
+                                "{} {} {}{}",
+                                r.group,
+                                label(&r.unit),
+                                r.forgery.name(),
+                                first_difference(&r.trajectory, &again.trajectory)
+                            )
+                        });
+                    }
+                }
+                let units: usize = probed
+                    .iter()
+                    .map(|(g, units, _)| replay_units(g, units, config).len())
+                    .sum();
+                ReplayResult {
+                    runs: replayed.len(),
+                    units,
+                    mismatches,
+                    score_mismatches,
+                    cell: if mismatches == 0 {
+                        Cell {
+                            status: Status::Pass,
+                            evidence: format!(
+                                "a second hook process played the {} forged runs of {units} units again: the same trajectories, terminations and scores",
+                                replayed.len()
+                            ),
+                        }
+                    } else {
+                        Cell {
+                            status: Status::Fail,
+                            evidence: format!(
+                                "{mismatches} of {} forged runs differed when a second hook process played them again, {score_mismatches} of them in their score or termination (e.g. {})",
+                                replayed.len(),
+                                example.unwrap_or_default()
+                            ),
+                        }
+                    },
+                }
+            }
+            Err(f) => {
+                let why = out.fail("play (replay)", &f);
+                ReplayResult {
+                    runs: 0,
+                    units: 0,
+                    mismatches: 0,
+                    score_mismatches: 0,
+                    cell: Cell::not_probed(why),
+                }
+            }
+        }
+    };
+    Ok(records)
 }
 
 impl TrajectoriesAudit {
