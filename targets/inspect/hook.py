@@ -502,12 +502,8 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
     # makes every forged answer moot, and playing a whole batch of such loops can take many
     # minutes, so the rest is played only when the first took one model call.
     by_key = play(rows[:1]) if rows else {}
-    loop_calls = 0
     first = by_key.get("ba000000")
-    if first is not None:
-        loop_calls = sum(1 for e in first.events if e.event == "model") - sum(
-            1 for _ in _scorer_model_events(first)
-        )
+    loop_calls = _model_calls(first)[0] if first is not None else 0
     if len(rows) > 1 and loop_calls <= 1:
         by_key.update(play(rows[1:]))
     answers = []
@@ -526,19 +522,7 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
         if sample is None:
             answers.append({"scores": {}, "error": "Inspect returned no result for this sample"})
             continue
-        spans: dict[str, tuple[str, str]] = {}
-        solver_calls = 0
-        scorer_calls: dict[str, int] = {}
-        for event in sample.events:
-            kind = event.event
-            if kind == "span_begin":
-                spans[event.id] = (event.type or "", event.name)
-            elif kind == "model":
-                span_type, span_name = spans.get(event.span_id or "", ("", ""))
-                if span_type == "scorer":
-                    scorer_calls[span_name] = scorer_calls.get(span_name, 0) + 1
-                else:
-                    solver_calls += 1
+        solver_calls, scorer_calls = _model_calls(sample)
         scores = {}
         for name, s in (sample.scores or {}).items():
             value = s.value
@@ -563,16 +547,23 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
     return {"results": answers}
 
 
-def _scorer_model_events(sample: Any) -> list[Any]:
-    """The model events inside scorer spans (a model-graded scorer's calls)."""
-    spans: dict[str, str] = {}
-    out = []
+def _model_calls(sample: Any) -> tuple[int, dict[str, int]]:
+    """The sample's model calls read off Inspect's event log: those the solver made, and those
+    made inside each scorer's span (a model-graded scorer's)."""
+    spans: dict[str, tuple[str, str]] = {}
+    solver_calls = 0
+    scorer_calls: dict[str, int] = {}
     for event in sample.events:
-        if event.event == "span_begin":
-            spans[event.id] = event.type or ""
-        elif event.event == "model" and spans.get(event.span_id or "") == "scorer":
-            out.append(event)
-    return out
+        kind = event.event
+        if kind == "span_begin":
+            spans[event.id] = (event.type or "", event.name)
+        elif kind == "model":
+            span_type, span_name = spans.get(event.span_id or "", ("", ""))
+            if span_type == "scorer":
+                scorer_calls[span_name] = scorer_calls.get(span_name, 0) + 1
+            else:
+                solver_calls += 1
+    return solver_calls, scorer_calls
 
 
 def _float(to_float: Any, value: Any) -> float | None:

@@ -1039,16 +1039,14 @@ pub fn run_hook_with_stderr(
             String::new(),
         )
     })?;
+    let pgid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    running().insert(marker.clone(), pgid);
     let group = Group {
         #[cfg(unix)]
-        pgid: i32::try_from(child.id()).unwrap_or(i32::MAX),
+        pgid,
         marker,
         swept: std::cell::Cell::new(false),
     };
-    running().insert(
-        group.marker.clone(),
-        i32::try_from(child.id()).unwrap_or(i32::MAX),
-    );
     let input = request.to_string();
     let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(mut stdin), Some(mut stdout), Some(stderr)) = pipes else {
