@@ -6,7 +6,9 @@
 #   - every model episode has token usage and a transcript with the model's own text;
 #   - L0 invariance with a real model: every L0 payload's SHA-256 equals the oracle's;
 #   - the manifest records the server build and the model file's SHA-256;
-#   - `report` on the run and `audit --model local:smollm2` exit 0 (both run the number guard).
+#   - `report` on the run and `audit --model local:smollm2` exit 0 (both run the number guard);
+#   - the ComtradeBench Inspect task played by the same server through Inspect's OpenAI-compatible
+#     provider (scripts/wheel/inspect_local_llm.py).
 # Skips (exit 0, a clear message) only when g++ is missing and no llama-server is cached.
 # Everything else that fails is a failure. Wall time is printed at the end.
 set -euo pipefail
@@ -119,5 +121,15 @@ AUDIT_START=$(date +%s)
 AUDIT_END=$(date +%s)
 grep -q "number guard: card.md pass" "$WORK/audit.txt" || die "the audit card did not pass the number guard"
 
+# The same server through Inspect's own OpenAI-compatible provider (issue 36): the ComtradeBench
+# Inspect task, in the venv scripts/wheel/ci.sh made (the built wheel, inspect-ai, openai); .ci/run
+# runs that step first. Standalone, BENCHAUDIT_INSPECT_VENV names another venv holding them.
+INSPECT_VENV=${BENCHAUDIT_INSPECT_VENV:-${CARGO_TARGET_DIR:-$ROOT/target}/wheel-inspect-venv}
+[ -x "$INSPECT_VENV/bin/inspect" ] && "$INSPECT_VENV/bin/python" -c 'import benchaudit, openai' 2>/dev/null \
+  || die "no venv with the wheel, inspect-ai and openai at $INSPECT_VENV: run scripts/wheel/ci.sh first"
+INSPECT_START=$(date +%s)
+(cd "$WORK" && "$INSPECT_VENV/bin/python" "$ROOT/scripts/wheel/inspect_local_llm.py" "$BASE")
+INSPECT_END=$(date +%s)
+
 END=$(date +%s)
-echo "local-llm live test: pass in $((END - START)) s (server up $((SERVER_READY - START)) s, run $((RUN_END - RUN_START)) s, audit $((AUDIT_END - AUDIT_START)) s); outputs in $WORK"
+echo "local-llm live test: pass in $((END - START)) s (server up $((SERVER_READY - START)) s, run $((RUN_END - RUN_START)) s, audit $((AUDIT_END - AUDIT_START)) s, Inspect $((INSPECT_END - INSPECT_START)) s); outputs in $WORK"
