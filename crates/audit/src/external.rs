@@ -205,6 +205,9 @@ pub struct TrajectoriesManifest {
     /// Units per group played again in a second hook process (default 3).
     #[serde(default)]
     pub replay: Option<usize>,
+    /// Units per group whose runs the `port` hook scores (default 1 when there is one).
+    #[serde(default)]
+    pub port: Option<usize>,
     /// The forgeries to play, by name (default: the benchmark's whole table; gold is always
     /// played).
     #[serde(default)]
@@ -309,6 +312,10 @@ pub struct Hooks {
     pub play: Option<Vec<String>>,
     /// Trajectories: the harness's decisions under scripted interventions.
     pub intervene: Option<Vec<String>>,
+    /// Trajectories: the same forged runs scored by a port of the benchmark. It runs another
+    /// package's environment, so it is not checked before the audit: a port that cannot start
+    /// leaves port fidelity not probed, with the cause, and the audit goes on.
+    pub port: Option<Vec<String>>,
 }
 
 /// A target whose hooks are external commands.
@@ -349,6 +356,7 @@ impl ExternalTarget {
             ("units", &manifest.hooks.units),
             ("play", &manifest.hooks.play),
             ("intervene", &manifest.hooks.intervene),
+            ("port", &manifest.hooks.port),
         ] {
             if argv.as_ref().is_some_and(|a| a.is_empty()) {
                 return Err(format!(
@@ -642,6 +650,11 @@ impl ExternalTarget {
             sample: sample_override.or(t.sample).filter(|n| *n > 0),
             seed: t.seed,
             replay: t.replay.unwrap_or(3),
+            port: if self.manifest.hooks.port.is_some() {
+                t.port.unwrap_or(1)
+            } else {
+                0
+            },
             jobs: jobs.max(1),
             epsilon: self.resolution(),
             scorer_kind: self.declared_scorer_kind(),
@@ -1348,6 +1361,11 @@ impl crate::trajectories::TrajectoryPlayer for ExternalTarget {
     fn intervene(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
         let argv = self.manifest.hooks.intervene.as_ref()?;
         Some(self.batch("intervene", Some(argv), request, Ok))
+    }
+
+    fn port(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
+        let argv = self.manifest.hooks.port.as_ref()?;
+        Some(self.batch("port", Some(argv), request, Ok))
     }
 }
 

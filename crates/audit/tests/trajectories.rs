@@ -48,6 +48,11 @@ fn manifest(dir: &Path, benchmark: &str, groups: &[&str], hook: &[String]) -> Pa
 }
 
 fn toy(mode: &str, groups: &[&str]) -> (tempfile::TempDir, TrajectoriesAudit) {
+    toy_with(mode, groups, "")
+}
+
+/// The toy audited with `extra` appended to its manifest (extra hooks under `[hooks]`).
+fn toy_with(mode: &str, groups: &[&str], extra: &str) -> (tempfile::TempDir, TrajectoriesAudit) {
     let dir = tempfile::tempdir().unwrap();
     let hook = repo().join("crates/audit/tests/fixtures/agents/hook.py");
     // python3 hook.py NAME MODE: the name goes after the script.
@@ -57,6 +62,11 @@ fn toy(mode: &str, groups: &[&str]) -> (tempfile::TempDir, TrajectoriesAudit) {
         mode.to_string(),
     ];
     let path = manifest(dir.path(), "tau2", groups, &argv);
+    if !extra.is_empty() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let extra = extra.replace("HOOK", &format!("{:?}", hook.display().to_string()));
+        std::fs::write(&path, format!("{text}{extra}")).unwrap();
+    }
     let t = ExternalTarget::load(&path).unwrap();
     let config = t.trajectories_config(None, 1).unwrap();
     let a = trajectories::audit("toy", &t, &config);
@@ -99,6 +109,48 @@ fn a_sound_toy_scorer_separates_and_sets_its_floor() {
         silent.reasons[0].0,
         "the task declares nothing to communicate"
     );
+}
+
+#[test]
+fn a_port_that_reads_less_disagrees_on_the_runs_it_passes_and_changes_no_cell() {
+    let port = |mode: &str| format!("port = [\"python3\", HOOK, \"port\", \"{mode}\"]\n");
+    let (_d, plain) = toy("sound", &["shop"]);
+    assert!(plain.port.is_none(), "no port hook, no port section");
+    let (_d, a) = toy_with("sound", &["shop"], &port("sound"));
+    let p = a.port.as_ref().unwrap();
+    assert_eq!(p.not_probed, None);
+    // One unit (the first by the replay rule): every built run of it, and only of it.
+    let units: std::collections::BTreeSet<&str> =
+        p.results.iter().map(|r| r.unit.as_str()).collect();
+    assert_eq!(units.len(), 1, "{units:?}");
+    let unit = *units.iter().next().unwrap();
+    let built = a.runs.iter().filter(|r| r.unit == unit && r.built).count();
+    assert_eq!(p.runs, built);
+    // The toy port passes do_nothing: a disagreement exactly where the original failed it.
+    let do_nothing = a.run("shop", unit, Forgery::DoNothing).unwrap().scores["reward"].unwrap();
+    let want = usize::from(do_nothing < 1.0);
+    assert_eq!(
+        want, 1,
+        "the port's unit ({unit}) has a write, so the original fails do_nothing"
+    );
+    assert_eq!((p.disagree, p.unscored, p.agree), (want, 0, p.runs - want));
+    for r in &p.results {
+        assert_eq!(
+            r.agree,
+            r.forgery != Forgery::DoNothing || do_nothing == 1.0,
+            "{r:?}"
+        );
+        assert_eq!(r.notes, ["played 1 message(s)"]);
+    }
+    // A fact about two scorers: the original's cards are the same with or without it.
+    assert_eq!(a.cards, plain.cards);
+
+    let (_d, crashed) = toy_with("sound", &["shop"], &port("crash"));
+    let p = crashed.port.as_ref().unwrap();
+    let why = p.not_probed.as_deref().unwrap();
+    assert!(why.contains("RuntimeError: the toy port crashed"), "{why}");
+    assert!(crashed.failures.iter().any(|f| f == why));
+    assert_eq!(crashed.stderr.last().unwrap().stage, "port");
 }
 
 #[test]

@@ -196,6 +196,7 @@ pub fn blocks(a: &TrajectoriesAudit, ti: usize, fig_dir: &Path, slug: &str) -> R
         b.extend(group_blocks(a, gi, g, &at, fig_dir, slug)?);
     }
     b.extend(ownership_blocks(a, &at));
+    b.extend(port_blocks(a, &at));
     Ok(b)
 }
 
@@ -525,5 +526,68 @@ fn ownership_blocks(a: &TrajectoriesAudit, at: &str) -> Vec<Block> {
         "Ownership completeness: {}",
         cell(&o.cell)
     )));
+    b
+}
+
+/// Port fidelity: the runs the original and its port scored differently. Absent when the
+/// target declares no port.
+fn port_blocks(a: &TrajectoriesAudit, at: &str) -> Vec<Block> {
+    let Some(p) = &a.port else {
+        return Vec::new();
+    };
+    let at = format!("{at}/port");
+    let mut b = vec![Block::Heading(3, "Port fidelity".into())];
+    if let Some(why) = &p.not_probed {
+        b.push(Block::Paragraph(format!("**not probed**: {why}")));
+        return b;
+    }
+    let package = p.port["package"].as_str().unwrap_or("?");
+    let version = p.port["version"].as_str().unwrap_or("?");
+    let noun = a.config.benchmark.group_noun();
+    b.push(Block::Paragraph(format!(
+        "The forged runs of {} task(s) per {noun} (the first by the replay rule), {} runs, scored again by {package} v{version}'s port of the benchmark: each run's messages played through the port's own task, tools and scorer by scripted agent and user models (the port is given the messages; how the original's run ended is the original's). The port and the original agree on {}, disagree on {}; {} could not be scored by one side. A disagreement is a fact about the two scorers, not a verdict on either, and changes no cell above: a leaderboard that reports the port's number reports the port's scorer.",
+        tagged(p.units, &format!("{at}/units")),
+        tagged(p.runs, &format!("{at}/runs")),
+        tagged(p.agree, &format!("{at}/agree")),
+        tagged(p.disagree, &format!("{at}/disagree")),
+        tagged(p.unscored, &format!("{at}/unscored")),
+    )));
+    let rows: Vec<Vec<String>> = p
+        .results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.agree)
+        .map(|(i, r)| {
+            let rp = format!("{at}/results/{i}");
+            vec![
+                r.group.clone(),
+                label(&r.unit),
+                r.forgery.name().into(),
+                r.termination.clone().unwrap_or_else(|| "-".into()),
+                rate(r.original, &format!("{rp}/original")),
+                rate(r.port, &format!("{rp}/port")),
+                r.error
+                    .iter()
+                    .chain(&r.notes)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        b.push(table(
+            vec![
+                noun.into(),
+                "task".into(),
+                "forgery".into(),
+                "how the run ended".into(),
+                "original".into(),
+                "port".into(),
+                "the port noticed".into(),
+            ],
+            rows,
+        ));
+    }
     b
 }

@@ -22,6 +22,7 @@
 //! ```
 
 pub mod ownership;
+pub mod port;
 pub mod table;
 pub mod verdict;
 
@@ -112,6 +113,11 @@ pub trait TrajectoryPlayer: Sync {
     fn play(&self, items: &[PlayItem], jobs: usize) -> Result<Vec<Played>, HookFailure>;
     /// The harness's decisions under scripted interventions (`None`: no such hook).
     fn intervene(&self, request: &Value) -> Option<Result<Value, HookFailure>>;
+    /// The same forged runs scored by a port of the benchmark (`None`: no such hook).
+    fn port(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
+        let _ = request;
+        None
+    }
 }
 
 /// What to probe.
@@ -127,6 +133,10 @@ pub struct TrajectoriesConfig {
     pub seed: u64,
     /// Units per group played again in a second process (seeded among the probed).
     pub replay: usize,
+    /// Units per group whose forged runs a port of the benchmark scores too (the first ones by
+    /// the replay rule; 0: none).
+    #[serde(default)]
+    pub port: usize,
     /// The forgeries played, in table order (the benchmark's whole table unless the manifest
     /// names a subset; gold always).
     pub forgeries: Vec<Forgery>,
@@ -213,6 +223,9 @@ pub struct TrajectoriesAudit {
     pub replay: ReplayResult,
     /// Ownership measured by intervention.
     pub ownership: ownership::OwnershipResult,
+    /// The same runs scored by a port of the benchmark, where the target has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<port::PortFidelity>,
     /// One card per group, then the benchmark's.
     pub cards: Vec<Card>,
     /// Every forged run.
@@ -314,6 +327,7 @@ pub fn audit(
             cell: Cell::not_probed("nothing was played"),
         },
         ownership: ownership::OwnershipResult::not_probed("nothing was played"),
+        port: None,
         cards: Vec::new(),
         runs: Vec::new(),
         failures: Vec::new(),
@@ -419,6 +433,14 @@ pub fn audit(
             stage: "intervene".into(),
             tail,
         });
+    }
+    if let Some((fidelity, stderr)) = port::measure(player, benchmark, &probed, &records, config) {
+        if let Some(tail) = stderr {
+            out.failures
+                .push(fidelity.not_probed.clone().unwrap_or_default());
+            out.stderr.push(tail);
+        }
+        out.port = Some(fidelity);
     }
     out.runs = records;
     (out.rollup, out.cards) = verdict::cards(target, &out);
@@ -594,16 +616,22 @@ impl TrajectoriesAudit {
 
 /// The replayed units of a group: `replay` of the probed units, seeded with seed + 1.
 fn replay_units<'a>(group: &str, units: &'a [Unit], config: &TrajectoriesConfig) -> Vec<&'a str> {
-    if config.replay == 0 {
+    seeded_units(group, units, config, config.replay)
+}
+
+/// The first `n` probed units of a group by the replay rule (seed + 1): the replayed units,
+/// and the port's (a prefix of them).
+fn seeded_units<'a>(
+    group: &str,
+    units: &'a [Unit],
+    config: &TrajectoriesConfig,
+    n: usize,
+) -> Vec<&'a str> {
+    if n == 0 {
         return Vec::new();
     }
     let ids: Vec<&str> = units.iter().map(|u| u.id.as_str()).collect();
-    crate::calls::verdict::sample(
-        &ids,
-        group,
-        config.seed.wrapping_add(1),
-        Some(config.replay),
-    )
+    crate::calls::verdict::sample(&ids, group, config.seed.wrapping_add(1), Some(n))
 }
 
 /// Where two trajectories first differ, in words (which message, of which role).

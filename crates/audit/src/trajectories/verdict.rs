@@ -505,6 +505,7 @@ mod tests {
             sample: None,
             seed: 0,
             replay: 0,
+            port: 0,
             forgeries: Benchmark::Tau2.forgeries(),
             jobs: 1,
             epsilon: 1e-9,
