@@ -6,7 +6,8 @@
 #   - every model episode has token usage and a transcript with the model's own text;
 #   - L0 invariance with a real model: every L0 payload's SHA-256 equals the oracle's;
 #   - the manifest records the server build and the model file's SHA-256;
-#   - `report` on the run and `audit --model local:smollm2` exit 0 (both run the number guard);
+#   - `report` on the run and `audit --model local:smollm2 --target tau2` exit 0 (both run the
+#     number guard), τ² with the model under each agent implementation it ships;
 #   - the ComtradeBench Inspect task played by the same server through Inspect's OpenAI-compatible
 #     provider (scripts/wheel/inspect_local_llm.py).
 # Skips (exit 0, a clear message) only when g++ is missing and no llama-server is cached.
@@ -116,10 +117,50 @@ print(f"live checks: {len(records)} episodes, 0 infra errors, L0 payloads equal 
 PY
 
 "$BIN" report "$WORK/run" --out "$WORK/report" >"$WORK/report.txt"
+# The audit with the model, and τ² audited with it (issue 34): the model under each agent
+# implementation τ² ships, on one task per domain. Small bounds keep it to about two minutes
+# (τ²'s prompts are thousands of tokens; SmolLM2 reads ~100 a second on one thread): τ²'s
+# step limit 2, 32 output tokens a request (and a 32-token budget for the ComtradeBench
+# episodes, which the run above already played in full). Plumbing, not skill.
+"$ROOT/targets/tau2/setup.sh" >/dev/null
 AUDIT_START=$(date +%s)
-"$BIN" audit --model local:smollm2 "${BUDGET[@]}" --seeds 0 --out "$WORK/audit" | tee "$WORK/audit.txt"
+"$BIN" audit --model local:smollm2 --seeds 0 --target tau2 --tasks-sample 1 --step-limit 2 \
+  --max-output-tokens 32 --out "$WORK/audit" | tee "$WORK/audit.txt"
 AUDIT_END=$(date +%s)
 grep -q "number guard: card.md pass" "$WORK/audit.txt" || die "the audit card did not pass the number guard"
+python3 - "$WORK/audit" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+(t,) = json.loads((out / "audit.json").read_text())["trajectories"]
+(c,) = t["comparisons"]
+assert c.get("not_probed") is None, c.get("not_probed")
+assert c["model"] == "local:smollm2", c["model"]
+assert [s["name"] for s in c["scaffolds"]] == ["llm_agent", "llm_agent_gt", "llm_agent_solo"], c["scaffolds"]
+assert c["user"]["implementation"] == "user_simulator" and c["user"]["model"] == "local:smollm2", c["user"]
+keys = {(r["group"], r["scaffold"], r["seed"]) for r in c["runs"]}
+want = {(g, s, 0) for g in ("airline", "retail", "telecom") for s in ("llm_agent", "llm_agent_gt", "llm_agent_solo")}
+assert keys == want and len(c["runs"]) == len(want), sorted(keys)
+lines = [json.loads(l) for l in (out / "compare" / "tau2.jsonl").read_text().splitlines()]
+assert len(lines) == len(c["runs"]), len(lines)
+for r, line in zip(c["runs"], lines):
+    where = f'{r["group"]} {r["scaffold"]}'
+    assert line["run"] == r, where
+    if not r["applicable"]:
+        assert r["reward"] is None and r["requests"] == 0, where
+        continue
+    # Every applicable run reached the server: a reward, or a run τ² raised on (scored 0, as
+    # `tau2 run --skip-failed-samples` scores it) after the model answered.
+    assert r["requests"] >= 1 and len(line["requests"]) == r["requests"], where
+    assert all("response" in q for q in line["requests"]), where
+    assert r["reward"] is not None, (where, r.get("error"))
+for s in c["scaffolds"]:
+    assert s["scored"] + s["not_applicable"] + s["unscored"] == 3, s
+assert "api_key" not in (out / "compare" / "tau2.jsonl").read_text()
+md = (out / "card.md").read_text()
+assert "### `local:smollm2` under each shipped agent implementation" in md
+print("τ² --model:", ", ".join(f'{s["name"]} {s["scored"]} scored, {s["not_applicable"]} not applicable' for s in c["scaffolds"]),
+      f'| {sum(r["requests"] for r in c["runs"])} model requests recorded')
+PY
 
 # The same server through Inspect's own OpenAI-compatible provider (issue 36): the ComtradeBench
 # Inspect task, in the venv scripts/wheel/ci.sh made (the built wheel, inspect-ai, openai); .ci/run

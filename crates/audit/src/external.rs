@@ -208,6 +208,16 @@ pub struct TrajectoriesManifest {
     /// Units per group whose runs the `port` hook scores (default 1 when there is one).
     #[serde(default)]
     pub port: Option<usize>,
+    /// `--model`: units per group run under each shipped agent implementation (default 1).
+    #[serde(default)]
+    pub compare_units: Option<usize>,
+    /// `--model`: the benchmark's step limit in those runs (default 30; `--step-limit`).
+    #[serde(default)]
+    pub compare_max_steps: Option<u32>,
+    /// `--model`: output tokens per model request in those runs (default 1024;
+    /// `--max-output-tokens`).
+    #[serde(default)]
+    pub compare_max_tokens: Option<u64>,
     /// The forgeries to play, by name (default: the benchmark's whole table; gold is always
     /// played).
     #[serde(default)]
@@ -312,6 +322,8 @@ pub struct Hooks {
     pub play: Option<Vec<String>>,
     /// Trajectories: the harness's decisions under scripted interventions.
     pub intervene: Option<Vec<String>>,
+    /// Trajectories (`--model`): one model under each shipped agent implementation.
+    pub compare: Option<Vec<String>>,
     /// Trajectories: the same forged runs scored by a port of the benchmark. It runs another
     /// package's environment, so it is not checked before the audit: a port that cannot start
     /// leaves port fidelity not probed, with the cause, and the audit goes on.
@@ -356,6 +368,7 @@ impl ExternalTarget {
             ("units", &manifest.hooks.units),
             ("play", &manifest.hooks.play),
             ("intervene", &manifest.hooks.intervene),
+            ("compare", &manifest.hooks.compare),
             ("port", &manifest.hooks.port),
         ] {
             if argv.as_ref().is_some_and(|a| a.is_empty()) {
@@ -522,6 +535,7 @@ impl ExternalTarget {
             ("units", &h.units),
             ("play", &h.play),
             ("intervene", &h.intervene),
+            ("compare", &h.compare),
         ] {
             let Some(program) = argv.as_ref().and_then(|a| a.first()) else {
                 continue;
@@ -650,6 +664,7 @@ impl ExternalTarget {
             sample: sample_override.or(t.sample).filter(|n| *n > 0),
             seed: t.seed,
             replay: t.replay.unwrap_or(3),
+            compare: None,
             port: if self.manifest.hooks.port.is_some() {
                 t.port.unwrap_or(1)
             } else {
@@ -658,6 +673,24 @@ impl ExternalTarget {
             jobs: jobs.max(1),
             epsilon: self.resolution(),
             scorer_kind: self.declared_scorer_kind(),
+        })
+    }
+
+    /// What `--model` asks of this trajectory target: the models, the units per group, the
+    /// audit's seeds as trials, the step limit and the output tokens per request (the command
+    /// line's, else the manifest's, else 30 and 1024). `None` without `--model`.
+    pub fn compare_settings(
+        &self,
+        options: &crate::targets::TargetOptions,
+        seeds: &[u64],
+    ) -> Option<crate::trajectories::compare::CompareSettings> {
+        let t = self.manifest.trajectories.as_ref()?;
+        (!options.models.is_empty()).then(|| crate::trajectories::compare::CompareSettings {
+            models: options.models.clone(),
+            units: t.compare_units.unwrap_or(1).max(1),
+            seeds: seeds.to_vec(),
+            max_steps: options.step_limit.or(t.compare_max_steps).unwrap_or(30),
+            max_tokens: options.max_tokens.or(t.compare_max_tokens).unwrap_or(1024),
         })
     }
 
@@ -1361,6 +1394,11 @@ impl crate::trajectories::TrajectoryPlayer for ExternalTarget {
     fn intervene(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
         let argv = self.manifest.hooks.intervene.as_ref()?;
         Some(self.batch("intervene", Some(argv), request, Ok))
+    }
+
+    fn compare(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
+        let argv = self.manifest.hooks.compare.as_ref()?;
+        Some(self.batch("compare", Some(argv), request, Ok))
     }
 
     fn port(&self, request: &Value) -> Option<Result<Value, HookFailure>> {

@@ -61,6 +61,12 @@ pub struct TargetOptions {
     pub task_args: serde_json::Map<String, serde_json::Value>,
     /// A local samples file for answer targets whose dataset is on the hub.
     pub samples_file: Option<PathBuf>,
+    /// `--model`: endpoints a trajectory target runs under its shipped agent implementations.
+    pub models: Vec<crate::trajectories::compare::ModelEndpoint>,
+    /// `--step-limit`: the benchmark's step limit for those runs.
+    pub step_limit: Option<u32>,
+    /// `--max-output-tokens`: output tokens per model request in those runs.
+    pub max_tokens: Option<u64>,
 }
 
 /// A target read, validated and ready to audit.
@@ -170,7 +176,7 @@ pub fn audit_all(
                 });
             }
             ProbeFamily::Trajectories => {
-                let t_config = target
+                let mut t_config = target
                     .trajectories_config(options.tasks_sample, config.threads)
                     .ok_or_else(|| {
                         AuditError::Target(format!(
@@ -184,6 +190,7 @@ pub fn audit_all(
                     .parent()
                     .and_then(Path::file_name)
                     .map_or("target".into(), |n| n.to_string_lossy().to_lowercase());
+                t_config.compare = target.compare_settings(options, &config.seeds);
                 report.trajectories.push(TrajectoriesTargetAudit {
                     slug,
                     audit: trajectories::audit(&name, target, &t_config),

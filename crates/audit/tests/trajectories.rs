@@ -154,6 +154,133 @@ fn a_port_that_reads_less_disagrees_on_the_runs_it_passes_and_changes_no_cell() 
 }
 
 #[test]
+fn model_under_each_shipped_agent_gives_spread_eta_and_per_task_reliability_and_fails_ownership() {
+    use benchaudit_audit::trajectories::compare::{CompareSettings, ModelEndpoint};
+    let dir = tempfile::tempdir().unwrap();
+    let hook = repo().join("crates/audit/tests/fixtures/agents/hook.py");
+    let argv = vec![
+        "python3".to_string(),
+        hook.display().to_string(),
+        "sound".to_string(),
+    ];
+    let path = manifest(dir.path(), "tau2", &["shop"], &argv);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let compare = format!(
+        "compare = [\"python3\", {:?}, \"compare\", \"sound\"]\n",
+        hook.display().to_string()
+    );
+    std::fs::write(&path, format!("{text}{compare}")).unwrap();
+    let t = ExternalTarget::load(&path).unwrap();
+    let mut config = t.trajectories_config(None, 1).unwrap();
+    let (_d, plain) = toy("sound", &["shop"]);
+    assert!(
+        plain.comparisons.is_empty(),
+        "without --model nothing is compared"
+    );
+    config.compare = Some(CompareSettings {
+        models: vec![ModelEndpoint {
+            name: "toy:m".into(),
+            model: "m".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key_env: Some("TOY_KEY".into()),
+        }],
+        units: 1,
+        seeds: vec![0, 1],
+        max_steps: 7,
+        max_tokens: 64,
+    });
+    let a = trajectories::audit("toy", &t, &config);
+    let [c] = &a.comparisons[..] else {
+        panic!("{:?}", a.comparisons)
+    };
+    assert_eq!(c.not_probed, None);
+    // The endpoint reached the hook by name and key variable, never a key.
+    assert_eq!(c.settings["model"]["api_key_env"], "TOY_KEY");
+    assert_eq!(c.settings["model"]["base_url"], "http://127.0.0.1:9/v1");
+    assert_eq!(c.settings["max_steps"], 7);
+    // Unit 2 (the first by the replay rule) has a write: `writers` applies, `nobody` does not.
+    let rows: Vec<(&str, usize, usize, Option<f64>)> = c
+        .scaffolds
+        .iter()
+        .map(|s| (s.name.as_str(), s.scored, s.not_applicable, s.mean))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("every", 2, 0, Some(1.0)),
+            ("writers", 2, 0, Some(0.5)),
+            ("nobody", 0, 2, None)
+        ]
+    );
+    let spread = c.spread.as_ref().unwrap();
+    assert_eq!(
+        (
+            spread.value,
+            spread.highest.as_str(),
+            spread.lowest.as_str()
+        ),
+        (0.5, "every", "writers")
+    );
+    // (every 1, 1; writers 1, 0): grand mean 0.75, total SS 0.75, scaffold SS 0.25.
+    let eta = c.eta.as_ref().unwrap();
+    assert_eq!(eta.n, 4);
+    assert!((eta.scaffold - 1.0 / 3.0).abs() < 1e-12, "{eta:?}");
+    assert!((eta.residual - 2.0 / 3.0).abs() < 1e-12, "{eta:?}");
+    assert!(
+        eta.task.abs() < 1e-12 && eta.interaction.abs() < 1e-12,
+        "{eta:?}"
+    );
+    let task: Vec<(&str, usize, f64, f64, f64, f64)> = c
+        .tasks
+        .iter()
+        .map(|t| {
+            (
+                t.scaffold.as_str(),
+                t.seeds,
+                t.mean,
+                t.worst,
+                t.cvar,
+                t.pass_hat_k,
+            )
+        })
+        .collect();
+    assert_eq!(
+        task,
+        [
+            ("every", 2, 1.0, 1.0, 1.0, 1.0),
+            ("writers", 2, 0.5, 0.0, 0.0, 0.0)
+        ]
+    );
+    assert_eq!(
+        c.requests.iter().map(Vec::len).sum::<usize>(),
+        4,
+        "one recorded request a scored run"
+    );
+    // A spread above ε fails ownership with the measured reason, before the declared one.
+    assert_eq!(a.ownership.cell.status, Status::Fail);
+    assert!(
+        a.ownership
+            .cell
+            .evidence
+            .starts_with("measured with --model: toy:m's mean reward moves by 0.500"),
+        "{}",
+        a.ownership.cell.evidence
+    );
+    // A target without a compare hook says so.
+    let mut no_hook = plain.config.clone();
+    no_hook.compare = config.compare.clone();
+    let (_d2, p) = {
+        let dir = tempfile::tempdir().unwrap();
+        let path = manifest(dir.path(), "tau2", &["shop"], &argv);
+        let t = ExternalTarget::load(&path).unwrap();
+        let a = trajectories::audit("toy", &t, &no_hook);
+        (dir, a)
+    };
+    let why = p.comparisons[0].not_probed.as_deref().unwrap();
+    assert!(why.contains("no compare hook"), "{why}");
+}
+
+#[test]
 fn a_lenient_answer_check_fails_the_criterion_naming_the_forgery() {
     let (_d, a) = toy("lenient", &["shop"]);
     let g = &a.groups[0];

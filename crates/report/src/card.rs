@@ -100,6 +100,37 @@ fn write_forged(report: &AuditReport, out: &Path) -> Result<()> {
         }
         write_atomic(&dir.join(format!("{}.jsonl", t.slug)), text.as_bytes())?;
     }
+    write_compared(report, out)
+}
+
+/// `compare/<slug>.jsonl`: every run of `--model`'s comparison on each trajectory target, with
+/// every model request and response it made, one run a line, so each reward on the card traces
+/// back to what the model was asked and answered.
+fn write_compared(report: &AuditReport, out: &Path) -> Result<()> {
+    let compared: Vec<_> = (report.trajectories.iter())
+        .filter(|t| t.audit.comparisons.iter().any(|c| !c.runs.is_empty()))
+        .collect();
+    if compared.is_empty() {
+        return Ok(());
+    }
+    let dir = out.join("compare");
+    std::fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
+    for t in compared {
+        let mut text = String::new();
+        for c in &t.audit.comparisons {
+            for (r, requests) in c.runs.iter().zip(&c.requests) {
+                let line = json!({
+                    "target": t.audit.target,
+                    "model": c.model,
+                    "run": r,
+                    "requests": requests,
+                });
+                text.push_str(&line.to_string());
+                text.push('\n');
+            }
+        }
+        write_atomic(&dir.join(format!("{}.jsonl", t.slug)), text.as_bytes())?;
+    }
     Ok(())
 }
 

@@ -197,6 +197,7 @@ pub fn blocks(a: &TrajectoriesAudit, ti: usize, fig_dir: &Path, slug: &str) -> R
     }
     b.extend(ownership_blocks(a, &at));
     b.extend(port_blocks(a, &at));
+    b.extend(compare_blocks(a, &at, slug));
     Ok(b)
 }
 
@@ -588,6 +589,116 @@ fn port_blocks(a: &TrajectoriesAudit, at: &str) -> Vec<Block> {
             ],
             rows,
         ));
+    }
+    b
+}
+
+/// `--model`: each model under the benchmark's shipped agent implementations.
+fn compare_blocks(a: &TrajectoriesAudit, at: &str, slug: &str) -> Vec<Block> {
+    let mut b = Vec::new();
+    for (ci, c) in a.comparisons.iter().enumerate() {
+        let at = format!("{at}/comparisons/{ci}");
+        b.push(Block::Heading(
+            3,
+            format!("`{}` under each shipped agent implementation", c.model),
+        ));
+        if let Some(why) = &c.not_probed {
+            b.push(Block::Paragraph(format!("**not probed**: {why}")));
+            continue;
+        }
+        let user = c.user["implementation"].as_str().unwrap_or("?");
+        let user_model = c.user["model"].as_str().unwrap_or("?");
+        b.push(Block::Paragraph(format!(
+            "The same model under each agent implementation the package registers, through the benchmark's own run loop and evaluator, on the first task(s) per {} by the replay rule, one run per seed ({} seed(s); trials are seeds). The user simulator is held fixed: `{user}` played by `{user_model}`{}. Every model request and response is in `compare/{slug}.jsonl`.",
+            a.config.benchmark.group_noun(),
+            tagged(c.seeds, &format!("{at}/seeds")),
+            c.user["note"].as_str().map_or(String::new(), |n| format!(" ({n})")),
+        )));
+        b.push(table(
+            vec![
+                "agent implementation".into(),
+                "applies to".into(),
+                "runs scored".into(),
+                "not applicable".into(),
+                "unscored".into(),
+                "mean reward".into(),
+            ],
+            c.scaffolds
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let p = format!("{at}/scaffolds/{i}");
+                    vec![
+                        format!("`{}`", s.name),
+                        s.applies_to.clone(),
+                        tagged(s.scored, &format!("{p}/scored")),
+                        tagged(s.not_applicable, &format!("{p}/not_applicable")),
+                        tagged(s.unscored, &format!("{p}/unscored")),
+                        rate(s.mean, &format!("{p}/mean")),
+                    ]
+                })
+                .collect(),
+        ));
+        let spread = c.spread.as_ref().map_or_else(
+            || "no spread: fewer than two implementations have a scored run".to_string(),
+            |s| {
+                format!(
+                    "spread of the means {} (`{}` highest, `{}` lowest)",
+                    tagged(format!("{:.3}", s.value), &format!("{at}/spread/value")),
+                    s.highest,
+                    s.lowest
+                )
+            },
+        );
+        let eta = c.eta.as_ref().map_or_else(
+            || c.eta_note.clone().unwrap_or_default(),
+            |e| {
+                format!(
+                    "η² over {} runs{}: scaffold {}, task {}, interaction {}, residual {}",
+                    tagged(e.n, &format!("{at}/eta/n")),
+                    if e.balanced { "" } else { " (unbalanced)" },
+                    tagged(format!("{:.3}", e.scaffold), &format!("{at}/eta/scaffold")),
+                    tagged(format!("{:.3}", e.task), &format!("{at}/eta/task")),
+                    tagged(
+                        format!("{:.3}", e.interaction),
+                        &format!("{at}/eta/interaction")
+                    ),
+                    tagged(format!("{:.3}", e.residual), &format!("{at}/eta/residual")),
+                )
+            },
+        );
+        b.push(Block::Paragraph(format!("{spread}; {eta}.")));
+        if !c.tasks.is_empty() {
+            b.push(table(
+                vec![
+                    a.config.benchmark.group_noun().into(),
+                    "task".into(),
+                    "agent implementation".into(),
+                    "seeds".into(),
+                    "mean".into(),
+                    "worst".into(),
+                    "CVaR".into(),
+                    "pass^k".into(),
+                ],
+                c.tasks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let p = format!("{at}/tasks/{i}");
+                        vec![
+                            t.group.clone(),
+                            label(&t.unit),
+                            format!("`{}`", t.scaffold),
+                            tagged(t.seeds, &format!("{p}/seeds")),
+                            rate(Some(t.mean), &format!("{p}/mean")),
+                            rate(Some(t.worst), &format!("{p}/worst")),
+                            rate(Some(t.cvar), &format!("{p}/cvar")),
+                            rate(Some(t.pass_hat_k), &format!("{p}/pass_hat_k")),
+                        ]
+                    })
+                    .collect(),
+            ));
+        }
     }
     b
 }

@@ -21,6 +21,7 @@
 //! assert_eq!(quality(Forgery::DoNothing, reward, &reads_only), Some(Quality::Equal));
 //! ```
 
+pub mod compare;
 pub mod ownership;
 pub mod port;
 pub mod table;
@@ -113,6 +114,11 @@ pub trait TrajectoryPlayer: Sync {
     fn play(&self, items: &[PlayItem], jobs: usize) -> Result<Vec<Played>, HookFailure>;
     /// The harness's decisions under scripted interventions (`None`: no such hook).
     fn intervene(&self, request: &Value) -> Option<Result<Value, HookFailure>>;
+    /// One model under each shipped agent implementation (`None`: no such hook).
+    fn compare(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
+        let _ = request;
+        None
+    }
     /// The same forged runs scored by a port of the benchmark (`None`: no such hook).
     fn port(&self, request: &Value) -> Option<Result<Value, HookFailure>> {
         let _ = request;
@@ -137,6 +143,9 @@ pub struct TrajectoriesConfig {
     /// the replay rule; 0: none).
     #[serde(default)]
     pub port: usize,
+    /// `--model`: the models to run under each shipped agent implementation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<compare::CompareSettings>,
     /// The forgeries played, in table order (the benchmark's whole table unless the manifest
     /// names a subset; gold always).
     pub forgeries: Vec<Forgery>,
@@ -226,6 +235,9 @@ pub struct TrajectoriesAudit {
     /// The same runs scored by a port of the benchmark, where the target has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<port::PortFidelity>,
+    /// `--model`: each model under the benchmark's shipped agent implementations.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<compare::Comparison>,
     /// One card per group, then the benchmark's.
     pub cards: Vec<Card>,
     /// Every forged run.
@@ -328,6 +340,7 @@ pub fn audit(
         },
         ownership: ownership::OwnershipResult::not_probed("nothing was played"),
         port: None,
+        comparisons: Vec::new(),
         cards: Vec::new(),
         runs: Vec::new(),
         failures: Vec::new(),
@@ -404,14 +417,46 @@ pub fn audit(
     }
     // The intervene hook needs only the probed groups, so it runs in its own process beside the
     // plays: the audit's wall time is the longer of the two, not their sum.
-    let (played, measured) = std::thread::scope(|s| {
+    // So does `--model`'s comparison, which waits on a model, not on the plays.
+    let (played, measured, compared) = std::thread::scope(|s| {
         let measuring = s.spawn(|| ownership::measure(player, benchmark, &probed, config));
+        let comparing = s.spawn(|| {
+            compare::measure(
+                player,
+                benchmark,
+                &probed,
+                config.compare.as_ref(),
+                config.jobs,
+                config,
+            )
+        });
         let played = play_and_replay(&mut out, player, config, &probed, &items, runs);
         let measured = measuring.join().unwrap_or_else(|_| {
             ownership::OwnershipResult::not_probed("the intervene stage stopped with a panic")
         });
-        (played, measured)
+        let compared = comparing.join().unwrap_or_else(|_| {
+            let names = (config.compare.iter()).flat_map(|c| &c.models);
+            let why = "the compare stage stopped with a panic";
+            Some((
+                names
+                    .map(|m| compare::Comparison::unprobed(&m.name, why))
+                    .collect(),
+                Vec::new(),
+            ))
+        });
+        (played, measured, compared)
     });
+    if let Some((comparisons, stderr)) = compared {
+        for c in &comparisons {
+            if let Some(why) = &c.not_probed
+                && !stderr.is_empty()
+            {
+                out.failures.push(why.clone());
+            }
+        }
+        out.stderr.extend(stderr);
+        out.comparisons = comparisons;
+    }
     let records = match played {
         Ok(records) => records,
         Err(why) => {
@@ -427,6 +472,7 @@ pub fn audit(
         })
         .collect();
     out.ownership = measured;
+    compare::feed_ownership(&mut out.ownership.cell, &out.comparisons, config.epsilon);
     if let Some(tail) = out.ownership.hook_stderr.take() {
         out.failures.push(out.ownership.cell.evidence.clone());
         out.stderr.push(HookStderr {

@@ -506,6 +506,7 @@ mod tests {
             seed: 0,
             replay: 0,
             port: 0,
+            compare: None,
             forgeries: Benchmark::Tau2.forgeries(),
             jobs: 1,
             epsilon: 1e-9,

@@ -104,15 +104,20 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(std::path::absolute(p)?),
         None => None,
     };
-    let options = TargetOptions {
+    let mut options = TargetOptions {
         calls_sample: args.calls_sample,
         tasks_sample: args.tasks_sample,
         task_args: args.task_args.iter().cloned().collect(),
         samples_file,
+        ..TargetOptions::default()
     };
     let targets = load_targets(&refs, &options).map_err(|e| UsageError(e.to_string()))?;
     stop_hooks_on_signal();
     config.players.extend(args.models.players()?);
+    // A trajectory target runs the same models under its own shipped agent implementations.
+    options.models = args.models.endpoints()?;
+    options.step_limit = args.models.step_limit;
+    options.max_tokens = args.models.max_output_tokens;
     let mut model_run = None;
     if let Some(ledger) = &args.ledger {
         // The models' episodes go through a run ledger: played (or the shard's share of them)

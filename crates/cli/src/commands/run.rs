@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use benchaudit_agents::llm::{AgentOptions, ModelOverrides, build_agents, preflight_agents};
+use benchaudit_agents::llm::{
+    AgentOptions, ModelConfig, ModelId, ModelOverrides, build_agents, preflight_agents,
+};
 use benchaudit_agents::{Level, RuleKind, RunOptions};
+use benchaudit_audit::trajectories::compare::ModelEndpoint;
 use benchaudit_comtrade::EpisodeOptions;
 use benchaudit_runs::{
     Executed, Plan, Player, Progress, SeedSet, Shard, ShardRun, execute, execute_shard,
@@ -90,9 +93,12 @@ pub struct ModelArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub rpm: Option<u32>,
     /// Per-episode output-token budget of models (default 6000; 12000 for reasoning-class).
+    /// In `audit --target` of an agent benchmark, also each request's output tokens when the
+    /// models run under its shipped agents.
     #[arg(long)]
     pub max_output_tokens: Option<u64>,
-    /// L2 step limit of models: tool calls per episode (default 30).
+    /// L2 step limit of models: tool calls per episode (default 30). In `audit --target` of an
+    /// agent benchmark, also its step limit when the models run under its shipped agents.
     #[arg(long)]
     pub step_limit: Option<u32>,
     /// Offer tools in the prompt and read `<tool_call>{json}</tool_call>` from replies, for
@@ -119,6 +125,40 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
+    fn overrides(&self) -> ModelOverrides {
+        ModelOverrides {
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            token_budget: self.max_output_tokens,
+            step_limit: self.step_limit,
+            text_protocol: self.text_protocol,
+            tool_choice: self.tool_choice.clone(),
+            lenient_calls: self.lenient_tool_calls,
+            tool_text: self.tool_text.into(),
+        }
+    }
+
+    /// Each `--model` as an endpoint a target's own harness can call: the base URL, the model
+    /// name and the variable holding the key (never the key). Resolved as [`Self::players`]
+    /// resolves them; call after it, which has checked them.
+    pub fn endpoints(&self) -> Result<Vec<ModelEndpoint>, UsageError> {
+        let overrides = self.overrides();
+        self.model
+            .iter()
+            .map(|spec| {
+                let id = ModelId::parse(spec).map_err(|e| UsageError(e.to_string()))?;
+                let (c, _key) =
+                    ModelConfig::resolve(&id, &overrides).map_err(|e| UsageError(e.to_string()))?;
+                Ok(ModelEndpoint {
+                    name: c.name,
+                    model: c.model,
+                    base_url: c.base_url,
+                    api_key_env: c.api_key_env,
+                })
+            })
+            .collect()
+    }
+
     /// The `--model` players. Fails before any episode runs on a model flag without --model,
     /// a bad model name, an unknown provider without --base-url, or a missing key variable.
     pub fn players(&self) -> Result<Vec<Player>, UsageError> {
@@ -140,16 +180,7 @@ impl ModelArgs {
             return Ok(Vec::new());
         }
         let options = AgentOptions {
-            overrides: ModelOverrides {
-                base_url: self.base_url.clone(),
-                api_key_env: self.api_key_env.clone(),
-                token_budget: self.max_output_tokens,
-                step_limit: self.step_limit,
-                text_protocol: self.text_protocol,
-                tool_choice: self.tool_choice.clone(),
-                lenient_calls: self.lenient_tool_calls,
-                tool_text: self.tool_text.into(),
-            },
+            overrides: self.overrides(),
             rpm: self.rpm,
             request_timeout: std::time::Duration::from_secs(self.request_timeout),
             ..AgentOptions::default()
