@@ -7,7 +7,9 @@
 #    `benchaudit audit` from the venv; its card must equal the release binary's
 #    (`target/release/benchaudit audit`, what `cargo run --release -- audit` runs), verdicts
 #    printed.
-# 3. A venv with the wheel and the pinned inspect-ai (requirements-inspect.txt, from PyPI):
+# 3. `uv tool install` and `pipx install` of the same wheel (uv and pipx pinned in
+#    requirements-tools.txt): the same version and card.
+# 4. A venv with the wheel and the pinned inspect-ai (requirements-inspect.txt, from PyPI):
 #    scripts/wheel/inspect_task.py plays the task through Inspect's own runtime.
 #
 #   scripts/wheel/ci.sh
@@ -80,6 +82,27 @@ assert wheel == release, "the cards differ beyond their verdicts"
 claims = sorted({v for k, v in vw.items() if k.endswith("licensed_claim")})
 print(f"wheel audit == release audit: {len(vw)} verdicts equal (claims: {', '.join(claims)}), card.json identical")
 PY
+
+echo "== wheel: uv tool install and pipx install of the same wheel (uv, pipx from PyPI, pinned)"
+tools="$target/wheel-tools-venv"
+[[ -x "$tools/bin/python" ]] || python3 -m venv "$tools"
+"$tools/bin/pip" install --quiet --disable-pip-version-check -r scripts/wheel/requirements-tools.txt
+# Each installer into its own folders under $work, offline (the wheel has no dependencies), then
+# the CLI it put on its bin folder: the workspace's version and the same card as the release's.
+env UV_TOOL_DIR="$work/uv/tools" UV_TOOL_BIN_DIR="$work/uv/bin" UV_CACHE_DIR="$work/uv/cache" \
+  UV_PYTHON_DOWNLOADS=never "$tools/bin/uv" tool install --offline "$wheel" >/dev/null 2>&1 \
+  || { echo "FAIL: uv tool install $wheel"; exit 1; }
+env PIPX_HOME="$work/pipx/home" PIPX_BIN_DIR="$work/pipx/bin" PIPX_MAN_DIR="$work/pipx/man" \
+  "$tools/bin/pipx" install "$wheel" >/dev/null 2>&1 || { echo "FAIL: pipx install $wheel"; exit 1; }
+for installer in uv pipx; do
+  bin="$work/$installer/bin/benchaudit"
+  [[ "$(env -u BENCHAUDIT "$bin" --version)" == "benchaudit $version" ]] \
+    || { echo "FAIL: $installer's benchaudit says $("$bin" --version)"; exit 1; }
+  (cd "$work" && env -u BENCHAUDIT "$bin" audit --out "$work/$installer-audit" >/dev/null)
+  cmp -s "$work/$installer-audit/card.json" "$work/release-audit/card.json" \
+    || { echo "FAIL: the card of $installer's benchaudit differs from the release binary's"; exit 1; }
+  echo "$installer: benchaudit $version, card.json identical to the release binary's"
+done
 
 echo "== wheel: the Inspect task through Inspect's own runtime (inspect-ai from PyPI, pinned)"
 venv="$target/wheel-inspect-venv"
