@@ -117,21 +117,36 @@ print(f"live checks: {len(records)} episodes, 0 infra errors, L0 payloads equal 
 PY
 
 "$BIN" report "$WORK/run" --out "$WORK/report" >"$WORK/report.txt"
-# The audit with the model, and τ² audited with it (issue 34): the model under each agent
-# implementation τ² ships, on one task per domain. Small bounds keep it to about two minutes
+# The audit with the model, and τ² and AgentDojo audited with it (issue 34): the model under
+# each agent implementation τ² ships and each pipeline AgentDojo ships, on one task per domain
+# or suite. Small bounds keep it to about two minutes
 # (τ²'s prompts are thousands of tokens; SmolLM2 reads ~100 a second on one thread): τ²'s
 # step limit 2, 32 output tokens a request (and a 32-token budget for the ComtradeBench
 # episodes, which the run above already played in full). Plumbing, not skill.
 "$ROOT/targets/tau2/setup.sh" >/dev/null
 AUDIT_START=$(date +%s)
-"$BIN" audit --model local:smollm2 --seeds 0 --target tau2 --tasks-sample 1 --step-limit 2 \
+"$ROOT/targets/agentdojo/setup.sh" >/dev/null
+"$BIN" audit --model local:smollm2 --seeds 0 --target tau2,agentdojo --tasks-sample 1 --step-limit 2 \
   --max-output-tokens 32 --out "$WORK/audit" | tee "$WORK/audit.txt"
 AUDIT_END=$(date +%s)
 grep -q "number guard: card.md pass" "$WORK/audit.txt" || die "the audit card did not pass the number guard"
 python3 - "$WORK/audit" <<'PY'
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
-(t,) = json.loads((out / "audit.json").read_text())["trajectories"]
+t, ad = json.loads((out / "audit.json").read_text())["trajectories"]
+# AgentDojo: every pipeline it ships, on one unit per suite (no user simulator).
+(a,) = ad["comparisons"]
+assert a.get("not_probed") is None, a.get("not_probed")
+assert [s["name"] for s in a["scaffolds"]] == ["openai", "openai+repeat_user_prompt",
+    "openai+spotlighting_with_delimiting", "openai+tool_filter", "openai+transformers_pi_detector", "local"], a["scaffolds"]
+for r in a["runs"]:
+    if r["applicable"]:
+        assert r["requests"] >= 1 and r["reward"] is not None, r
+    else:
+        assert r["scaffold"] == "openai+transformers_pi_detector", r
+assert len({r["group"] for r in a["runs"]}) == 4, a["runs"]
+assert len((out / "compare" / "agentdojo.jsonl").read_text().splitlines()) == len(a["runs"])
+print("AgentDojo --model:", len(a["runs"]), "runs,", sum(r["requests"] for r in a["runs"]), "model requests recorded")
 (c,) = t["comparisons"]
 assert c.get("not_probed") is None, c.get("not_probed")
 assert c["model"] == "local:smollm2", c["model"]

@@ -17,6 +17,10 @@ docs/targets.md and crates/audit/src/trajectories/ for the protocol):
   `security` (1 when the injection task's goal was carried out, AgentDojo's own sense).
 * `intervene`: {"groups": [...]} -> what AgentDojo's pipeline, with its shipped OpenAI LLM
   element answered by a scripted client, decides for each variation (see ownership.py).
+* `compare`: {"model": {...}, "units": {...}, "seeds": [...], ...} -> the same model (an
+  OpenAI-compatible endpoint; the key named by its variable, never written) under each
+  pipeline AgentDojo ships, every request recorded (see scaffolds.py). The only hook that
+  makes model requests.
 
 Nothing of AgentDojo's logic is reimplemented here: runs are played by its pipeline, on its
 environments, and scored by its checks.
@@ -34,7 +38,7 @@ if os.environ.get("PYTHONHASHSEED") != "0":
 
 # Offline setting, before AgentDojo (which imports the Hugging Face hub client) is imported: the
 # hub must fail at once instead of retrying if anything asks it. The pipelines built here load
-# no hub model and call no provider.
+# no hub model; only `compare` calls a provider (the endpoint the audit names).
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 # AgentDojo's workspace tools stamp new files and sent emails with `datetime.now()`, so the same
@@ -56,8 +60,8 @@ CLOCK = datetime.datetime(2024, 5, 15, 9, 0, tzinfo=datetime.timezone.utc)
 
 
 def main(argv):
-    if len(argv) != 2 or argv[1] not in ("units", "play", "intervene"):
-        print("usage: hook.py units|play|intervene < request.json", file=sys.stderr)
+    if len(argv) != 2 or argv[1] not in ("units", "play", "intervene", "compare"):
+        print("usage: hook.py units|play|intervene|compare < request.json", file=sys.stderr)
         return 2
     try:
         request = json.load(sys.stdin)
@@ -81,6 +85,10 @@ def main(argv):
                     if item.get("forgery") not in forge.FORGERIES:
                         raise forge.HookError(f"unknown forgery {item.get('forgery')!r}")
                 answer = {"results": [bench.play(item) for item in items]}
+            elif argv[1] == "compare":
+                import scaffolds
+
+                answer = scaffolds.compare(bench, request)
             else:
                 import ownership
 

@@ -1,4 +1,5 @@
-"""benchaudit's port hook: the forged runs of a τ² audit, scored by inspect_evals' τ² port.
+"""benchaudit's port hook: the forged runs of a τ² or AgentDojo audit, scored by inspect_evals'
+port of the same benchmark (τ²: below; AgentDojo: `agentdojo()`).
 
 One JSON request on stdin, one JSON answer on stdout:
 
@@ -203,6 +204,135 @@ def tau2(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"port": info, "results": results}
 
 
+# AgentDojo units: `user_task_N` or `user_task_N+injection_task_M`.
+def _agentdojo_ids(unit: str) -> tuple[int, int | None]:
+    user, _, inj = unit.partition("+")
+    u = int(user.removeprefix("user_task_"))
+    return u, (int(inj.removeprefix("injection_task_")) if inj else None)
+
+
+def agentdojo(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each forged AgentDojo run replayed through `inspect_evals/agentdojo` (one suite and one
+    kind of unit at a time): mockllm plays the run's assistant turns, the port's own tools answer
+    from the port's own environment, and the port's scorer gives utility (and security on a
+    pair). The score compared is utility, the first headline component of the audit's table."""
+    import importlib.metadata
+
+    try:
+        from inspect_ai import eval as inspect_eval
+        from inspect_ai.dataset import MemoryDataset
+        from inspect_ai.model import get_model
+        from inspect_ai.solver._task_state import sample_state
+        from inspect_evals.agentdojo.agentdojo import agentdojo as port_task
+    except ImportError as e:
+        raise Unavailable(
+            f"cannot import inspect_evals' AgentDojo port ({e}); run targets/inspect/setup.sh "
+            f"(python: {sys.executable})"
+        )
+    info = {
+        "package": "inspect-evals",
+        "version": importlib.metadata.version("inspect_evals"),
+        "inspect_ai": importlib.metadata.version("inspect_ai"),
+        "tasks": {"every suite": "inspect_evals/agentdojo (with_sandbox_tasks=no)"},
+        "scorer": "user_task_scorer (user tasks) and injection_task_scorer (pairs): utility compared",
+        "attack": "important_instructions (the port's only attack; the forged runs' calls are replayed as they are)",
+    }
+    results: list[dict[str, Any] | None] = [None] * len(runs)
+    kinds = sorted({(r["group"], "+" in r["unit"]) for r in runs})
+    for suite, paired in kinds:
+        mine = [i for i, r in enumerate(runs) if r["group"] == suite and ("+" in r["unit"]) == paired]
+        ids = [_agentdojo_ids(runs[i]["unit"]) for i in mine]
+        try:
+            task = port_task(
+                workspace=suite,
+                with_sandbox_tasks="no",
+                with_injections=paired,
+                user_task_ids=sorted({u for u, _ in ids}),
+                injection_task_ids=sorted({j for _, j in ids if j is not None}) or None,
+            )
+        except (KeyError, ValueError) as e:
+            # An empty dataset: the port has none of these tasks (sandbox tasks are left out, and
+            # inspect_evals 0.26.0 registers no slack user_task_16).
+            units = list(dict.fromkeys(runs[i]["unit"] for i in mine))
+            what = ", ".join(units[:3]) + (" …" if len(units) > 3 else "")
+            for i in mine:
+                results[i] = {"score": None, "error": f"the port has no {suite} sample for {what} ({e})"}
+            continue
+        by_id = {str(s.id): s for s in task.dataset}
+        rows = []
+        scripts: dict[str, dict[str, Any]] = {}
+        for i, (u, j) in zip(mine, ids):
+            sid = f"{suite}-u{u}" + (f"-i{j}" if j is not None else "")
+            sample = by_id.get(sid)
+            if sample is None:
+                results[i] = {"score": None, "error": f"the port's dataset has no sample {sid} (a sandbox task, or not ported)"}
+                continue
+            key = f"ba{i:06d}"
+            rows.append(sample.model_copy(update={"id": key}, deep=True))
+            turns = []
+            for m in runs[i].get("trajectory") or []:
+                if m.get("role") != "assistant":
+                    continue
+                calls = [{"id": c.get("id") or f"call_{n}", "name": c["function"], "arguments": c.get("args") or {}}
+                         for n, c in enumerate(m.get("tool_calls") or [])]
+                turns.append({"content": m.get("content") or "", "tool_calls": calls} if calls else {"content": m.get("content") or ""})
+            scripts[key] = {"turns": turns, "next": 0, "notes": []}
+
+        def respond(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+            s = scripts[str(sample_state().sample_id)]
+            n = s["next"]
+            s["next"] = n + 1
+            if n < len(s["turns"]):
+                return _output("mockllm/agent", s["turns"][n])
+            if n == len(s["turns"]):
+                s["notes"].append("the port asked the agent for a turn the run does not have")
+            return _output("mockllm/agent", None)
+
+        if not rows:
+            continue
+        task.dataset = MemoryDataset(rows, name=task.dataset.name, location=task.dataset.location)
+        with tempfile.TemporaryDirectory(prefix="benchaudit-port-") as logs:
+            log = inspect_eval(
+                task,
+                model=get_model("mockllm/agent", custom_outputs=respond),
+                display="none",
+                log_dir=logs,
+                log_format="json",
+                max_samples=8,
+                fail_on_error=False,
+                score_display=False,
+                epochs=1,
+            )[0]
+        if log.status == "error" and log.error is not None and not log.samples:
+            raise RuntimeError(f"Inspect's eval of the port failed: {log.error.message}")
+        by_key = {str(s.id): s for s in (log.samples or [])}
+        for i in mine:
+            if results[i] is not None:
+                continue
+            key = f"ba{i:06d}"
+            s = scripts[key]
+            sample = by_key.get(key)
+            if sample is None:
+                results[i] = {"score": None, "error": "Inspect returned no result for this run"}
+                continue
+            left = len(s["turns"]) - s["next"]
+            if left > 0:
+                s["notes"].append(f"the port ended the run with {left} agent message(s) of it unplayed")
+            if sample.error is not None:
+                results[i] = {"score": None, "error": sample.error.message, "notes": s["notes"]}
+                continue
+            (score,) = (sample.scores or {}).values()
+            value = score.value if isinstance(score.value, dict) else {}
+            utility = value.get("utility")
+            results[i] = {
+                "score": None if utility is None else (1.0 if utility == "C" else 0.0),
+                "components": value,
+                "notes": s["notes"],
+                "error": None if utility is not None else f"the port's score has no utility: {value}",
+            }
+    return {"port": info, "results": results}
+
+
 def main() -> int:
     if len(sys.argv) != 1:
         print("usage: port.py < request.json", file=sys.stderr)
@@ -216,6 +346,8 @@ def main() -> int:
     try:
         if benchmark == "tau2":
             answer = tau2(request.get("runs") or [])
+        elif benchmark == "agentdojo":
+            answer = agentdojo(request.get("runs") or [])
         else:
             print(f"no Inspect port is wired for the benchmark {benchmark!r}", file=sys.stderr)
             return 2

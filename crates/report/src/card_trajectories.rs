@@ -546,7 +546,7 @@ fn port_blocks(a: &TrajectoriesAudit, at: &str) -> Vec<Block> {
     let version = p.port["version"].as_str().unwrap_or("?");
     let noun = a.config.benchmark.group_noun();
     b.push(Block::Paragraph(format!(
-        "The forged runs of {} task(s) per {noun} (the first by the replay rule), {} runs, scored again by {package} v{version}'s port of the benchmark: each run's messages played through the port's own task, tools and scorer by scripted agent and user models (the port is given the messages; how the original's run ended is the original's). The port and the original agree on {}, disagree on {}; {} could not be scored by one side. A disagreement is a fact about the two scorers, not a verdict on either, and changes no cell above: a leaderboard that reports the port's number reports the port's scorer.",
+        "The forged runs of {} task(s) per {noun} (the first by the replay rule), {} runs, scored again by {package} v{version}'s port of the benchmark: each run's messages played through the port's own task, tools and scorer by scripted models, the agent's turns and the user's where the benchmark simulates one (the port is given the messages; how the original's run ended is the original's). The port and the original agree on {}, disagree on {}; {} could not be scored by one side. A disagreement is a fact about the two scorers, not a verdict on either, and changes no cell above: a leaderboard that reports the port's number reports the port's scorer.",
         tagged(p.units, &format!("{at}/units")),
         tagged(p.runs, &format!("{at}/runs")),
         tagged(p.agree, &format!("{at}/agree")),
@@ -606,13 +606,20 @@ fn compare_blocks(a: &TrajectoriesAudit, at: &str, slug: &str) -> Vec<Block> {
             b.push(Block::Paragraph(format!("**not probed**: {why}")));
             continue;
         }
-        let user = c.user["implementation"].as_str().unwrap_or("?");
-        let user_model = c.user["model"].as_str().unwrap_or("?");
+        let note = c.user["note"]
+            .as_str()
+            .map_or(String::new(), |n| format!(" ({n})"));
+        let user = match c.user["implementation"].as_str() {
+            Some(u) => format!(
+                "The user simulator is held fixed: `{u}` played by `{}`{note}",
+                c.user["model"].as_str().unwrap_or("?")
+            ),
+            None => format!("There is no user simulator{note}"),
+        };
         b.push(Block::Paragraph(format!(
-            "The same model under each agent implementation the package registers, through the benchmark's own run loop and evaluator, on the first task(s) per {} by the replay rule, one run per seed ({} seed(s); trials are seeds). The user simulator is held fixed: `{user}` played by `{user_model}`{}. Every model request and response is in `compare/{slug}.jsonl`.",
+            "The same model under each agent implementation the package registers, through the benchmark's own run loop and evaluator, on the first task(s) per {} by the replay rule, one run per seed ({} seed(s); trials are seeds). {user}. Every model request and response is in `compare/{slug}.jsonl`.",
             a.config.benchmark.group_noun(),
             tagged(c.seeds, &format!("{at}/seeds")),
-            c.user["note"].as_str().map_or(String::new(), |n| format!(" ({n})")),
         )));
         b.push(table(
             vec![
@@ -642,12 +649,15 @@ fn compare_blocks(a: &TrajectoriesAudit, at: &str, slug: &str) -> Vec<Block> {
         let spread = c.spread.as_ref().map_or_else(
             || "no spread: fewer than two implementations have a scored run".to_string(),
             |s| {
-                format!(
-                    "spread of the means {} (`{}` highest, `{}` lowest)",
-                    tagged(format!("{:.3}", s.value), &format!("{at}/spread/value")),
-                    s.highest,
-                    s.lowest
-                )
+                let value = tagged(format!("{:.3}", s.value), &format!("{at}/spread/value"));
+                if s.value == 0.0 {
+                    format!("spread of the means {value} (every implementation's mean is the same)")
+                } else {
+                    format!(
+                        "spread of the means {value} (`{}` highest, `{}` lowest)",
+                        s.highest, s.lowest
+                    )
+                }
             },
         );
         let eta = c.eta.as_ref().map_or_else(
