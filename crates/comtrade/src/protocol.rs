@@ -461,6 +461,32 @@ impl PageResponse {
         out.push(b'}');
     }
 
+    /// [`PageResponse::write_json`]'s bytes as a JSON string (quoted and escaped as serde_json
+    /// escapes a string): the text copy of the page MCP carries, written from escaped parts
+    /// rather than by escaping the written page.
+    pub fn write_json_string(&self, task: &TaskSpec, out: &mut Vec<u8>) {
+        let writer = RowWriter::for_task(task);
+        out.reserve(self.rows.len() * (writer.typical_row_len() + 24) + 200);
+        out.extend_from_slice(br#""{\"rows\":["#);
+        writer.write_rows_escaped(&self.rows, b',', out);
+        let mut num = itoa::Buffer::new();
+        out.extend_from_slice(br#"],\"page\":"#);
+        out.extend_from_slice(num.format(self.page).as_bytes());
+        out.extend_from_slice(br#",\"page_size\":"#);
+        out.extend_from_slice(num.format(self.page_size).as_bytes());
+        out.extend_from_slice(br#",\"total_pages\":"#);
+        out.extend_from_slice(num.format(self.total_pages).as_bytes());
+        out.extend_from_slice(br#",\"total_rows\":"#);
+        out.extend_from_slice(num.format(self.total_rows).as_bytes());
+        out.extend_from_slice(if self.has_more {
+            br#",\"has_more\":true,\"request\":"#
+        } else {
+            br#",\"has_more\":false,\"request\":"#
+        });
+        out.extend_from_slice(num.format(self.request).as_bytes());
+        out.extend_from_slice(br#"}""#);
+    }
+
     /// The answer as the released JSON object.
     pub fn to_json(&self, task: &TaskSpec) -> Value {
         let rows: Vec<Value> = self
@@ -594,6 +620,11 @@ mod tests {
                 };
                 let mut bytes = Vec::new();
                 p.write_json(t, &mut bytes);
+                let mut string = Vec::new();
+                p.write_json_string(t, &mut string);
+                let want = serde_json::to_vec(&String::from_utf8(bytes.clone()).expect("utf-8"))
+                    .expect("json");
+                assert_eq!(string, want, "{} page {page} as a string", t.task_id);
                 let parsed: Value = serde_json::from_slice(&bytes).expect("valid JSON");
                 assert_eq!(parsed, p.to_json(t), "{} page {page}", t.task_id);
                 let text = String::from_utf8(bytes).expect("utf-8");

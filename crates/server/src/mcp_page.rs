@@ -4,9 +4,10 @@
 //! is printed once for the text copy MCP asks for, and the response is serialised again from
 //! the tree, beside the per-request machinery of a stateless call (a spawned service, channels,
 //! cancellation tokens): about 20× the CPU of the same page over REST. Here the page is written
-//! once from the rows by the REST writer ([`PageResponse::write_json`]) and copied into the
-//! response twice, escaped as the text content and as is as the structured content; no value
-//! tree stands between the rows and the socket.
+//! from the rows twice by the REST writer, as the text content ([`PageResponse::write_json_string`]:
+//! the same rows written from escaped parts, since escaping a written page, a quote every five
+//! or six bytes, cost several times writing it) and as the structured content
+//! ([`PageResponse::write_json`]); no value tree stands between the rows and the socket.
 //!
 //! Only requests whose answer is known to be the SDK's are taken ([`plain_page_call`]): a POST
 //! of JSON accepting JSON and event streams, with no `Mcp-*` header (so the protocol version is
@@ -111,51 +112,6 @@ fn head(id: &Id, out: &mut Vec<u8>) {
     out.extend_from_slice(br#","result":"#);
 }
 
-/// `text` (UTF-8) as a JSON string, escaped as serde_json escapes it (`\"`, `\\`, the short
-/// escapes of `\b \t \n \f \r`, `\u00xx` for other control characters; everything else,
-/// multi-byte characters included, copied).
-///
-/// Exists because a page of JSON has a quote every five or six bytes: serde_json's writer,
-/// which copies the runs between escapes one call at a time, spent twelve times the
-/// instructions of writing the page itself on T1's page 1 (callgrind), and a byte-by-byte loop
-/// six times; the SIMD kernel of `json-escape-simd` (sonic-rs's) takes the common case.
-fn json_string(text: &[u8], out: &mut Vec<u8>) {
-    match std::str::from_utf8(text) {
-        Ok(s) => json_escape_simd::escape_into(s, out),
-        // Not from the page writer, which writes `str`s.
-        Err(_) => escape_slowly(text, out),
-    }
-}
-
-/// [`json_string`] byte by byte, for bytes that are not UTF-8 (invalid sequences copied as
-/// they are: the answer is then as wrong as its input, never a panic).
-fn escape_slowly(text: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(text.len() + text.len() / 4 + 2);
-    out.push(b'"');
-    for &b in text {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x20.. => out.push(b),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x09 => out.extend_from_slice(b"\\t"),
-            0x0a => out.extend_from_slice(b"\\n"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x0d => out.extend_from_slice(b"\\r"),
-            _ => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]),
-        }
-    }
-    out.push(b'"');
-}
-
 /// The JSON-RPC response to a `fetch_page` call on `slot`, as the SDK would write it for a
 /// peer of protocol 2025-03-26: the page as text content and as structured content, or the
 /// failure envelope as an error result.
@@ -164,16 +120,11 @@ async fn answer(app: &App, slot: &Slot, id: &Id, args: Map<String, Value>) -> Ve
     let mut out = Vec::new();
     match app.fetch_page_call(slot, args).await {
         Ok((task, page)) => {
-            let mut body = Vec::new();
-            page.write_json(task, &mut body);
-            // The escaping kernel wants six bytes a byte of room past the end (it stores whole
-            // registers ahead); reserving it with the rest makes one allocation.
-            out.reserve(body.len() * 7 + 256);
             head(id, &mut out);
             out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
-            json_string(&body, &mut out);
+            page.write_json_string(task, &mut out);
             out.extend_from_slice(br#"}],"structuredContent":"#);
-            out.extend_from_slice(&body);
+            page.write_json(task, &mut out);
             out.extend_from_slice(br#","isError":false}}"#);
         }
         Err(failure) => {
@@ -230,33 +181,6 @@ mod tests {
         ("accept", "application/json, text/event-stream"),
     ];
     const CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fetch_page","arguments":{"page":1}}}"#;
-
-    #[test]
-    fn strings_are_escaped_as_serde_json_escapes_them() {
-        let all: String = (0u8..0x80)
-            .map(char::from)
-            .chain("é€𝄞\"\\".chars())
-            .collect();
-        let long: String = std::iter::repeat_n(r#"{"k":"v\\w","n":12}"#, 40).collect();
-        for text in [
-            all.as_str(),
-            "",
-            r#"{"rows":[{"a":"b\"c"}]}"#,
-            long.as_str(),
-        ] {
-            let (mut out, mut slow) = (Vec::new(), Vec::new());
-            json_string(text.as_bytes(), &mut out);
-            escape_slowly(text.as_bytes(), &mut slow);
-            assert_eq!(
-                String::from_utf8(out).unwrap(),
-                serde_json::to_string(text).unwrap()
-            );
-            assert_eq!(
-                String::from_utf8(slow).unwrap(),
-                serde_json::to_string(text).unwrap()
-            );
-        }
-    }
 
     #[test]
     fn only_plain_fetch_page_calls_are_taken() {

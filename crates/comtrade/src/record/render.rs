@@ -79,6 +79,9 @@ pub struct RowWriter<'a> {
     id_head: String,
     /// The same three parts as fixed-size blocks, when they fit.
     blocks: Option<Blocks>,
+    /// The three parts escaped for a JSON string, as blocks, when they fit: rows written as
+    /// the text of a string (MCP's text copy of a page) without a second, escaping pass.
+    escaped: Option<Blocks>,
 }
 
 /// Bytes of the block a row head is copied as.
@@ -86,8 +89,9 @@ const HEAD_BLOCK: usize = 128;
 /// Bytes of the block the id head is copied as.
 const ID_BLOCK: usize = 64;
 /// Bytes a row rendered from blocks can need: the head block, three 20-digit integers with
-/// their keys, the id block, `TOTAL-` and a 10-digit page, and the totals' tail.
-const ROW_MAX: usize = HEAD_BLOCK + 3 * 20 + 13 + 7 + ID_BLOCK + 6 + 10 + 34;
+/// their keys, the id block, `TOTAL-` and a 10-digit page, and the totals' tail (each key and
+/// tail as long as its escaped form).
+const ROW_MAX: usize = HEAD_BLOCK + 3 * 20 + 15 + 9 + ID_BLOCK + 6 + 10 + 40;
 /// Stack buffer a bulk write renders rows into before appending them to the output (small,
 /// since it is zeroed on every call: a ten-row page is 2 KB).
 const CHUNK: usize = 4096;
@@ -276,9 +280,16 @@ impl LastId {
 
 impl Blocks {
     /// Writes `row` at `out[at..]`, which has [`ROW_MAX`] bytes of room, and returns its end;
-    /// `last` carries the id digits from row to row.
+    /// `last` carries the id digits from row to row. With `ESC` the blocks are the escaped
+    /// parts and the row is written as the text of a JSON string (every `"` as `\"`).
     #[inline(always)]
-    fn render(&self, row: &Row, out: &mut [u8], at: usize, last: &mut LastId) -> usize {
+    fn render<const ESC: bool>(
+        &self,
+        row: &Row,
+        out: &mut [u8],
+        at: usize,
+        last: &mut LastId,
+    ) -> usize {
         let (head, values) = match row {
             Row::Record(r) => (&self.record_head, [r.trade_value, r.net_weight, r.qty]),
             Row::Totals(t) => (&self.totals_head, [t.trade_value, t.net_weight, t.qty]),
@@ -286,20 +297,36 @@ impl Blocks {
         let out = &mut out[at..at + ROW_MAX];
         let mut p = head.put(out, 0);
         p = put_decimal(out, p, values[0], 0);
-        p = put_const(out, p, b",\"netWeight\":");
+        p = if ESC {
+            put_const(out, p, br#",\"netWeight\":"#)
+        } else {
+            put_const(out, p, b",\"netWeight\":")
+        };
         p = put_decimal(out, p, values[1], 0);
-        p = put_const(out, p, b",\"qty\":");
+        p = if ESC {
+            put_const(out, p, br#",\"qty\":"#)
+        } else {
+            put_const(out, p, b",\"qty\":")
+        };
         p = put_decimal(out, p, values[2], 0);
         p = self.id_head.put(out, p);
         p = match row {
             Row::Record(r) => {
                 p = last.put(out, p, r.index);
-                put_const(out, p, b"\"}")
+                if ESC {
+                    put_const(out, p, br#"\"}"#)
+                } else {
+                    put_const(out, p, b"\"}")
+                }
             }
             Row::Totals(t) => {
                 p = put_const(out, p, b"TOTAL-");
                 p = put_decimal(out, p, u64::from(t.page), 4);
-                put_const(out, p, b"\",\"is_total\":true,\"isTotal\":true}")
+                if ESC {
+                    put_const(out, p, br#"\",\"is_total\":true,\"isTotal\":true}"#)
+                } else {
+                    put_const(out, p, b"\",\"is_total\":true,\"isTotal\":true}")
+                }
             }
         };
         at + p
@@ -335,19 +362,25 @@ impl<'a> RowWriter<'a> {
         id_head.pop();
         id_head.push('-');
         let (record_head, totals_head) = (head(q.partner, q.hs), head("WLD", "TOTAL"));
-        let blocks = (|| {
+        let blocks = |record_head: &str, totals_head: &str, id_head: &str| {
             Some(Blocks {
-                record_head: Block::of(&record_head)?,
-                totals_head: Block::of(&totals_head)?,
-                id_head: Block::of(&id_head)?,
+                record_head: Block::of(record_head)?,
+                totals_head: Block::of(totals_head)?,
+                id_head: Block::of(id_head)?,
             })
-        })();
+        };
+        let escaped = blocks(
+            &escaped(&record_head),
+            &escaped(&totals_head),
+            &escaped(&id_head),
+        );
         RowWriter {
             task,
+            blocks: blocks(&record_head, &totals_head, &id_head),
+            escaped,
             record_head,
             totals_head,
             id_head,
-            blocks,
         }
     }
 
@@ -373,7 +406,7 @@ impl<'a> RowWriter<'a> {
             Some(blocks) => {
                 let mut buf = [0u8; ROW_MAX];
                 let mut last = LastId::NONE;
-                let end = blocks.render(row, &mut buf, 0, &mut last);
+                let end = blocks.render::<false>(row, &mut buf, 0, &mut last);
                 out.put_rows(&buf[..end]);
             }
             None => self.write_parts(row, out),
@@ -397,21 +430,30 @@ impl<'a> RowWriter<'a> {
             }
             return;
         };
-        let mut chunk = [0u8; CHUNK];
-        let mut end = 0;
-        let mut last = LastId::NONE;
-        for (i, row) in rows.into_iter().enumerate() {
-            if end + 1 + ROW_MAX > CHUNK {
-                out.put_rows(&chunk[..end]);
-                end = 0;
+        write_blocks::<false>(blocks, rows, separator, out);
+    }
+
+    /// [`RowWriter::write_rows`] as the text of a JSON string: the same bytes escaped as
+    /// serde_json escapes a string (no quotes around them).
+    ///
+    /// Exists for MCP, which carries a page twice, once as a JSON string: a page of JSON has
+    /// a quote every five or six bytes, so escaping the written page costs several times
+    /// writing it, where writing from escaped parts costs the same.
+    pub fn write_rows_escaped<'r>(
+        &self,
+        rows: impl IntoIterator<Item = &'r Row>,
+        separator: u8,
+        out: &mut impl Sink,
+    ) {
+        let plain_separator = separator >= 0x20 && separator != b'"' && separator != b'\\';
+        match &self.escaped {
+            Some(blocks) if plain_separator => write_blocks::<true>(blocks, rows, separator, out),
+            _ => {
+                let mut plain = String::new();
+                self.write_rows(rows, separator, &mut plain);
+                out.put(&escaped(&plain));
             }
-            if i > 0 {
-                chunk[end] = separator;
-                end += 1;
-            }
-            end = blocks.render(row, &mut chunk, end, &mut last);
         }
-        out.put_rows(&chunk[..end]);
     }
 
     /// [`RowWriter::write`] part by part, for parts that do not fit the blocks.
@@ -445,6 +487,41 @@ impl<'a> RowWriter<'a> {
     pub fn typical_row_len(&self) -> usize {
         self.record_head.len() + self.id_head.len() + 48
     }
+}
+
+/// Writes `rows` from `blocks` (escaped ones with `ESC`) a few kilobytes at a time.
+#[inline(always)]
+fn write_blocks<'r, const ESC: bool>(
+    blocks: &Blocks,
+    rows: impl IntoIterator<Item = &'r Row>,
+    separator: u8,
+    out: &mut impl Sink,
+) {
+    let mut chunk = [0u8; CHUNK];
+    let mut end = 0;
+    let mut last = LastId::NONE;
+    for (i, row) in rows.into_iter().enumerate() {
+        if end + 1 + ROW_MAX > CHUNK {
+            out.put_rows(&chunk[..end]);
+            end = 0;
+        }
+        if i > 0 {
+            chunk[end] = separator;
+            end += 1;
+        }
+        end = blocks.render::<ESC>(row, &mut chunk, end, &mut last);
+    }
+    out.put_rows(&chunk[..end]);
+}
+
+/// `s` escaped as serde_json escapes a string, without the quotes around it.
+fn escaped(s: &str) -> String {
+    // A `str` always serialises, as a quoted string.
+    let quoted = serde_json::to_string(s).unwrap_or_default();
+    quoted
+        .get(1..quoted.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Writes rows as JSON Lines (one object per line, each line ending in `\n`).
@@ -543,7 +620,20 @@ mod tests {
             proptest::prop_assert_eq!(String::from_utf8(bytes).expect("utf-8"), want.clone());
             let mut text = String::from("kept");
             writer.write_rows(&rows, separator, &mut text);
-            proptest::prop_assert_eq!(text, want);
+            proptest::prop_assert_eq!(text, want.clone());
+            // The same rows as the text of a JSON string (escaped parts, or the fallback).
+            let quoted = serde_json::to_string(&want["kept".len()..]).expect("json");
+            let mut esc = b"\"".to_vec();
+            writer.write_rows_escaped(&rows, separator, &mut esc);
+            esc.push(b'"');
+            proptest::prop_assert_eq!(String::from_utf8(esc).expect("utf-8"), quoted);
+        }
+    }
+
+    #[test]
+    fn every_registry_task_writes_escaped_rows_from_blocks() {
+        for t in tasks() {
+            assert!(RowWriter::new(t).escaped.is_some(), "{}", t.task_id);
         }
     }
 
