@@ -194,16 +194,31 @@ fn finish<S: Serialize>(
     figs: &[Written],
     summary: String,
 ) -> Result<ReportOutput> {
-    let json = serde_json::to_value(stats).map_err(json("serialising stats.json"))?;
-    let markdown = doc::markdown(blocks);
-    let html = doc::html(title, blocks);
-    let guard_markdown = guard::check(&markdown, &json);
-    let guard_html = guard::check_html(&html, &json);
-    let text =
-        serde_json::to_string_pretty(&json).map_err(error::json("serialising stats.json"))? + "\n";
+    // The tree (keys sorted, as stats.json has always been written) lives only until its
+    // text is printed: at 1 000 seeds it is several times the text, and the guard reads the
+    // text in one pass.
+    let (text, summary_json) = {
+        let json = serde_json::to_value(stats).map_err(json("serialising stats.json"))?;
+        let summary: serde_json::Map<_, _> = SUMMARY_FIELDS
+            .iter()
+            .filter_map(|k| json.get(*k).map(|v| ((*k).to_string(), v.clone())))
+            .collect();
+        let text = serde_json::to_string_pretty(&json)
+            .map_err(error::json("serialising stats.json"))?
+            + "\n";
+        (text, serde_json::Value::from(summary))
+    };
     write_atomic(&out.join("stats.json"), text.as_bytes())?;
+    let markdown = doc::markdown(blocks);
+    let guard_markdown = guard::check_against_text(&markdown, text.as_bytes())
+        .map_err(json("guarding report.md against stats.json"))?;
     write_atomic(&out.join("report.md"), markdown.as_bytes())?;
+    drop(markdown);
+    let html = doc::html(title, blocks);
+    let guard_html = guard::check_html_against_text(&html, text.as_bytes())
+        .map_err(json("guarding report.html against stats.json"))?;
     write_atomic(&out.join("report.html"), html.as_bytes())?;
+    drop((html, text));
     let guard_json = serde_json::json!({ "report.md": guard_markdown, "report.html": guard_html });
     let guard_text =
         serde_json::to_string_pretty(&guard_json).map_err(error::json("serialising guard.json"))?;
@@ -215,11 +230,6 @@ fn finish<S: Serialize>(
         files.push(f.info.svg.clone());
         files.push(f.info.png.clone());
     }
-    let summary_json = SUMMARY_FIELDS
-        .iter()
-        .filter_map(|k| json.get(*k).map(|v| ((*k).to_string(), v.clone())))
-        .collect::<serde_json::Map<_, _>>()
-        .into();
     Ok(ReportOutput {
         out: out.to_path_buf(),
         files,

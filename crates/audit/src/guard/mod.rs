@@ -259,6 +259,24 @@ pub fn check_html(html: &str, against: &Value) -> GuardReport {
     check_text(&html_to_text(html), against, false)
 }
 
+/// [`check`] against JSON text, read in one pass and never built into a document tree: for
+/// a large source (a report's stats.json holds a point for every k of the pass^k curve), the
+/// tree would cost several times the text. Same verdict as [`check`] on the parsed text.
+///
+/// # Errors
+/// The parser's error when `json` is not one JSON document.
+pub fn check_against_text(prose: &str, json: &[u8]) -> Result<GuardReport, serde_json::Error> {
+    check_json_text(prose.to_owned(), json, false)
+}
+
+/// [`check_html`] against JSON text, as [`check_against_text`] reads it.
+///
+/// # Errors
+/// The parser's error when `json` is not one JSON document.
+pub fn check_html_against_text(html: &str, json: &[u8]) -> Result<GuardReport, serde_json::Error> {
+    check_json_text(html.to_owned(), json, true)
+}
+
 /// Why [`check_files`] could not check.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardInputError {
