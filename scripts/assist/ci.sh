@@ -33,6 +33,12 @@ BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/benchaudit
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchaudit-assist.XXXXXX")
 RUNS=2
 
+# Inspect's scorers are a probe-design reference, read from the installed inspect-ai (the Inspect
+# target's pinned venv; .ci/run's Inspect step has made it).
+"$ROOT/targets/inspect/setup.sh" >/dev/null
+INSPECT_SCORER_DIR=$("$ROOT/targets/inspect/.venv/bin/python" -c \
+  'import os, inspect_ai.scorer as s; print(os.path.dirname(s.__file__))')
+export INSPECT_SCORER_DIR
 # 512 output tokens a request: SmolLM2 rambles to any limit, and nothing checked depends on it.
 "$BIN" assist eval --model local:smollm2 --max-output-tokens 512 --slice small --runs $RUNS \
   --root "$ROOT" --out "$WORK/eval" | tee "$WORK/eval.txt"

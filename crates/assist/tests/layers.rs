@@ -207,10 +207,24 @@ fn the_shipped_references_are_complete() {
         "the 15 decisions of A.12"
     );
     let full: Vec<&str> = r.probes.iter().map(|p| p.name.as_str()).collect();
-    for name in ["legacy judge", "ground-truth F1", "BFCL AST checker"] {
+    for name in [
+        "legacy judge",
+        "ground-truth F1",
+        "BFCL AST checker",
+        "Inspect match and includes scorers",
+        "Inspect choice scorer",
+    ] {
         assert!(full.contains(&name), "{name}");
     }
     for p in &r.probes {
         assert_eq!(p.battery.len(), 4, "{}", p.name);
+        // The Inspect scorers' batteries are forgeries the answer family builds (the audit's
+        // own probes), so a proposal naming them runs as data.
+        if p.family == ProbeFamily::Answers {
+            let built = probes::forgeries(p.family);
+            for b in &p.battery {
+                assert!(built.contains(&b.as_str()), "{}: {b} is not built", p.name);
+            }
+        }
     }
 }

@@ -28,6 +28,10 @@ fn benchaudit(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_benchaudit"))
         .args(args)
         .env(VAR, KEY)
+        // References outside the repository are "not evaluated" unless named (each test
+        // names what it needs).
+        .env_remove("INSPECT_SCORER_DIR")
+        .env_remove("BFCL_CHECKER")
         .output()
         .expect("run benchaudit")
 }
@@ -594,6 +598,14 @@ fn eval_scores_each_layer_against_the_shipped_references_and_replays_identically
         "a figure of the self-audit was quoted and checked at its path: {n}"
     );
     assert_eq!(s.requests().len(), 6, "3 layers x 2 runs");
+    // Inspect's scorers are read from the installed package: unnamed, listed with the reason.
+    assert_eq!(
+        eval["skipped"],
+        json!([{
+            "reference": "Inspect match and includes scorers (small slice: their definitions)",
+            "why": "INSPECT_SCORER_DIR is not set (it names a source that is not in the repository)"
+        }]),
+    );
     let stdout = text(&o.stdout);
     assert!(stdout.contains("discover  ComtradeBench production harness function at L0 and L1: decisions right, mean 9.50 of 10, worst run 9 of 10"), "{stdout}");
     no_key_under(&out);
