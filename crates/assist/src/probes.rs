@@ -1,11 +1,11 @@
 //! Probe design: given only a scorer's source, a model predicts the scorer's kind (shape,
 //! specification, outcome) and proposes a forgery battery. Each proposed probe names, where it
 //! can, the forgery of a BenchAudit probe family that builds it, so the battery is data the
-//! external-target protocol runs (`benchaudit audit --target MANIFEST` with that `probes`
-//! family); running it is a separate, explicit step whose results are ordinary measured cells.
+//! external-target protocol runs (`benchaudit audit --target MANIFEST --battery probes.toml`,
+//! `benchaudit_audit::proposed`); running it is a separate, explicit step whose results are
+//! ordinary measured cells.
 
 use benchaudit_audit::external::ProbeFamily;
-use benchaudit_audit::probes::ProbeKind;
 use benchaudit_audit::target::ScorerKind;
 use serde::Serialize;
 use serde_json::Value;
@@ -13,35 +13,6 @@ use serde_json::Value;
 use crate::chat::Chat;
 use crate::source::Source;
 use crate::{Error, excerpt};
-
-/// The forgeries a probe family builds, by their stable names.
-pub fn forgeries(family: ProbeFamily) -> Vec<&'static str> {
-    match family {
-        ProbeFamily::Records => ProbeKind::ALL.iter().map(|k| k.name()).collect(),
-        ProbeFamily::Calls => benchaudit_audit::calls::forge::Forgery::ALL
-            .iter()
-            .map(|f| f.name())
-            .collect(),
-        ProbeFamily::Answers => benchaudit_audit::answers::forge::Forgery::ALL
-            .iter()
-            .map(|f| f.name())
-            .collect(),
-        ProbeFamily::Trajectories => benchaudit_audit::trajectories::table::Forgery::ALL
-            .iter()
-            .map(|f| f.name())
-            .collect(),
-    }
-}
-
-/// The family's name as a manifest writes it.
-pub fn family_name(family: ProbeFamily) -> &'static str {
-    match family {
-        ProbeFamily::Records => "records",
-        ProbeFamily::Calls => "calls",
-        ProbeFamily::Answers => "answers",
-        ProbeFamily::Trajectories => "trajectories",
-    }
-}
 
 /// One proposed probe.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -94,7 +65,7 @@ impl ProbeProposal {
             ScorerKind::Unknown => "unknown",
         };
         let mut out = format!(
-            "# Proposed by `benchaudit assist probes` ({}) from: {}\n# A proposal: it changes no card. `scorer_kind` and `probes` are the target manifest's fields;\n# the battery's probes with a `forgery` are built by that family and run, with its others, by\n# `benchaudit audit --target MANIFEST`; the others are described for a person to write.\n",
+            "# Proposed by `benchaudit assist probes` ({}) from: {}\n# A proposal: it changes no card. Run it as a step of its own:\n# `benchaudit audit --target MANIFEST --battery THIS_FILE` builds the probes with a `forgery`\n# (and the family's anchor) and nothing else; a criterion pass on a battery that leaves out\n# some of the family's forgeries is shown as not probed. `scorer_kind` is the prediction, not a\n# declaration; the probes without a `forgery` are described for a person to write.\n",
             self.model,
             self.sources.join(", ")
         );
@@ -133,7 +104,7 @@ pub fn prompt(source: &Source, family: ProbeFamily) -> (String, String) {
          Answer with exactly this JSON shape:\n\
          {{\"scorer_kind\": \"shape\" or \"specification\" or \"outcome\", \"why\": \"<one sentence>\", \"probes\": [{{\"name\": \"<snake_case>\", \"description\": \"<what is forged and what a valid scorer must do>\", \"forgery\": \"<prebuilt name>\" or null}}]}}\n\n\
          The scorer's source:\n\n{source}",
-        names = forgeries(family).join(", "),
+        names = family.forgeries().join(", "),
         source = source.render()
     );
     (system, user)
@@ -174,7 +145,7 @@ pub fn parse(
         .get("probes")
         .and_then(Value::as_array)
         .ok_or_else(|| garbage("its JSON object has no `probes` array".into()))?;
-    let known = forgeries(family);
+    let known = family.forgeries();
     let mut battery = Vec::new();
     let mut flags = Vec::new();
     for item in items {
@@ -197,7 +168,7 @@ pub fn parse(
             Some(f) if !f.is_empty() && f != "null" => {
                 flags.push(format!(
                     "{name}: `{f}` is not a forgery of the {} family; kept as described only",
-                    family_name(family)
+                    family.name()
                 ));
                 None
             }
@@ -229,7 +200,7 @@ pub fn parse(
         id,
         model: model.to_string(),
         sources: sources.to_vec(),
-        family: family_name(family).to_string(),
+        family: family.name().to_string(),
         scorer_kind,
         why: object
             .get("why")

@@ -221,7 +221,7 @@ fn the_shipped_references_are_complete() {
         // The Inspect scorers' batteries are forgeries the answer family builds (the audit's
         // own probes), so a proposal naming them runs as data.
         if p.family == ProbeFamily::Answers {
-            let built = probes::forgeries(p.family);
+            let built = p.family.forgeries();
             for b in &p.battery {
                 assert!(built.contains(&b.as_str()), "{}: {b} is not built", p.name);
             }

@@ -563,6 +563,7 @@ impl ExternalTarget {
             sample: a.and_then(|a| a.sample).filter(|n| *n > 0),
             seed: a.map_or(0, |a| a.seed),
             epsilon: self.manifest.resolution.unwrap_or(0.0),
+            forgeries: None,
         })
         .filter(|_| self.manifest.probes == ProbeFamily::Answers)
     }
@@ -635,6 +636,7 @@ impl ExternalTarget {
             categories: c.categories.clone(),
             sample,
             seed: c.seed,
+            forgeries: None,
         })
     }
 

@@ -45,6 +45,7 @@ pub mod lattice;
 pub mod ownership;
 pub mod pipeline;
 pub mod probes;
+pub mod proposed;
 pub mod reliability;
 pub mod replay;
 pub mod solvability;

@@ -21,7 +21,7 @@ use crate::comtrade_target::{ComtradeTarget, Configuration, Suite, decision_name
 use crate::interface::{self, InterfaceConfound};
 use crate::joint::{self, Joint};
 use crate::ownership::{self, Channel, MeasuredCell, PlayerChannels};
-use crate::probes::{self, ProbeResult, Sensitivity};
+use crate::probes::{self, ProbeKind, ProbeResult, Sensitivity};
 use crate::reliability::{self, PlayerReliability};
 use crate::replay::{self, RecordedEpisode, Replay};
 use crate::solvability::{self, OracleSolve, ReEmission};
@@ -448,6 +448,9 @@ pub struct ExternalAudit {
     /// Its spread (max − min), to three decimals as the card states it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scaffold_spread: Option<f64>,
+    /// The battery given as data (`--battery`), when one was: what ran and what it left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub battery: Option<crate::proposed::BatteryRun>,
     /// The card.
     pub card: Card,
 }
@@ -458,12 +461,23 @@ pub struct ExternalAudit {
 ///
 /// # Errors
 /// None today: kept so a stage that cannot be reported at all can still stop the audit.
-pub fn audit_external(target: &dyn Target, seeds: &[u64]) -> Result<ExternalAudit, String> {
+pub fn audit_external(
+    target: &dyn Target,
+    seeds: &[u64],
+    battery: Option<&crate::proposed::ProposedBattery>,
+) -> Result<ExternalAudit, String> {
     let registry = target.registry_hook();
+    let kinds: Vec<ProbeKind> = match battery {
+        Some(b) => (b.forgeries.iter())
+            .filter_map(|f| ProbeKind::from_name(f))
+            .collect(),
+        None => ProbeKind::ALL.to_vec(),
+    };
     // A failing registry, truth or score hook makes criterion sensitivity "not probed" with
     // the cause and the hook's stderr, never a fail: the scorer did not answer, so nothing
     // was measured.
-    let (probes, sensitivity, failures) = external_batteries(target, registry.as_ref(), seeds);
+    let (probes, sensitivity, failures) =
+        external_batteries(target, registry.as_ref(), seeds, &kinds);
     // Replay: the same (task, seed) batteries built again from a second round of hook calls
     // must give the same ground truth and the same scores, bit for bit.
     let mut replayed = 0;
@@ -474,7 +488,7 @@ pub fn audit_external(target: &dyn Target, seeds: &[u64]) -> Result<ExternalAudi
             "the first round of hook calls failed (see criterion sensitivity)".to_string()
         })
     } else {
-        let (again, _, failed) = external_batteries(target, registry.as_ref(), seeds);
+        let (again, _, failed) = external_batteries(target, registry.as_ref(), seeds, &kinds);
         let key = |p: &ProbeResult| {
             (
                 p.task.clone(),
@@ -538,6 +552,16 @@ pub fn audit_external(target: &dyn Target, seeds: &[u64]) -> Result<ExternalAudi
         ownership,
         replay,
     );
+    let battery = battery.map(|b| {
+        b.run_against(
+            &crate::external::ProbeFamily::Records.forgeries(),
+            &[ProbeKind::Correct.name()],
+        )
+    });
+    let card = match &battery {
+        Some(run) => run.cap(card),
+        None => card,
+    };
     let scaffold_variance = target
         .scaffold_variance()
         .and_then(Result::ok)
@@ -552,6 +576,7 @@ pub fn audit_external(target: &dyn Target, seeds: &[u64]) -> Result<ExternalAudi
             .as_ref()
             .map(|v| (v.spread() * 1000.0).round() / 1000.0),
         scaffold_variance,
+        battery,
         card,
     })
 }
@@ -562,6 +587,7 @@ fn external_batteries(
     target: &dyn Target,
     registry: Option<&Result<Vec<crate::target::TargetTask>, String>>,
     seeds: &[u64],
+    kinds: &[ProbeKind],
 ) -> (Vec<ProbeResult>, Vec<Sensitivity>, Vec<String>) {
     let (mut probes, mut sensitivity, mut failures) = (Vec::new(), Vec::new(), Vec::new());
     let Some(Ok(reg)) = registry else {
@@ -570,7 +596,7 @@ fn external_batteries(
     for t in reg {
         let task_seeds = if t.seeds.is_empty() { seeds } else { &t.seeds };
         for &seed in task_seeds {
-            match probes::run_battery(target, &[t.task_id.as_str()], seed) {
+            match probes::run_battery_of(target, &[t.task_id.as_str()], seed, kinds) {
                 Ok((p, s)) => {
                     failures.extend(p.iter().filter_map(|p| {
                         p.error

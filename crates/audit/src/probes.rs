@@ -78,6 +78,11 @@ impl ProbeKind {
             ProbeKind::ContradictedClaim => "contradicted_claim",
         }
     }
+
+    /// The kind of a stable name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        ProbeKind::ALL.into_iter().find(|k| k.name() == name)
+    }
 }
 
 /// The self-report and log every forgery shares, so only the records (and, for the report
@@ -312,7 +317,18 @@ pub fn sensitivity(results: &[ProbeResult], epsilon: f64) -> Option<Sensitivity>
 /// # Errors
 /// The truth hook failed.
 pub fn run_battery(target: &dyn Target, tasks: &[&str], seed: u64) -> BatteryOutcome {
-    run_batteries(&[target], tasks, seed)
+    run_battery_of(target, tasks, seed, &ProbeKind::ALL)
+}
+
+/// [`run_battery`] with the forgeries `kinds` only (a battery given as data,
+/// [`crate::proposed`]); the correct set always runs, as every cell is read against it.
+pub fn run_battery_of(
+    target: &dyn Target,
+    tasks: &[&str],
+    seed: u64,
+    kinds: &[ProbeKind],
+) -> BatteryOutcome {
+    run_batteries_of(&[target], tasks, seed, kinds)
         .pop()
         .unwrap_or_else(|| Ok((Vec::new(), Vec::new())))
 }
@@ -326,6 +342,19 @@ pub type BatteryOutcome = Result<(Vec<ProbeResult>, Vec<Sensitivity>), String>;
 /// submissions and their ground-truth F1, which are then built once, and only the scorers run
 /// per target.
 pub fn run_batteries(targets: &[&dyn Target], tasks: &[&str], seed: u64) -> Vec<BatteryOutcome> {
+    run_batteries_of(targets, tasks, seed, &ProbeKind::ALL)
+}
+
+fn run_batteries_of(
+    targets: &[&dyn Target],
+    tasks: &[&str],
+    seed: u64,
+    kinds: &[ProbeKind],
+) -> Vec<BatteryOutcome> {
+    let kinds: Vec<ProbeKind> = ProbeKind::ALL
+        .into_iter()
+        .filter(|k| *k == ProbeKind::Correct || kinds.contains(k))
+        .collect();
     let mut out: Vec<BatteryOutcome> = targets
         .iter()
         .map(|_| Ok((Vec::new(), Vec::new())))
@@ -364,9 +393,9 @@ pub fn run_batteries(targets: &[&dyn Target], tasks: &[&str], seed: u64) -> Vec<
             // is then not probed for that target).
             let mut results: Vec<Option<Vec<ProbeResult>>> = members
                 .iter()
-                .map(|_| Some(Vec::with_capacity(ProbeKind::ALL.len())))
+                .map(|_| Some(Vec::with_capacity(kinds.len())))
                 .collect();
-            for kind in ProbeKind::ALL {
+            for &kind in &kinds {
                 let forged = forge(kind, id, truth, *pages, &other);
                 let gt = ground_truth_f1(truth, &forged.records);
                 for (slot, &t) in results.iter_mut().zip(members) {

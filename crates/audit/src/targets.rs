@@ -67,6 +67,9 @@ pub struct TargetOptions {
     pub step_limit: Option<u32>,
     /// `--max-output-tokens`: output tokens per model request in those runs.
     pub max_tokens: Option<u64>,
+    /// `--battery`: a forgery battery given as data, run on every target instead of its
+    /// family's whole battery ([`crate::proposed`]).
+    pub battery: Option<crate::proposed::ProposedBattery>,
 }
 
 /// A target read, validated and ready to audit.
@@ -112,6 +115,29 @@ pub fn load_targets(
                 r.manifest.display()
             )));
         }
+        if let Some(b) = &options.battery
+            && b.family != target.probes()
+        {
+            return Err(AuditError::Target(format!(
+                "--battery {}: a battery for the {} family, but {} probes {}",
+                b.file,
+                b.family.name(),
+                r.manifest.display(),
+                target.probes().name()
+            )));
+        }
+        // A trajectory battery names forgeries of every benchmark; this one must build them.
+        if let (Some(b), Some(t)) = (&options.battery, target.trajectories_config(None, 1)) {
+            let own = t.benchmark.forgeries();
+            if let Some(f) = (b.forgeries.iter()).find(|f| !own.iter().any(|o| o.name() == *f)) {
+                return Err(AuditError::Target(format!(
+                    "--battery {}: {} does not build the forgery `{f}` (it builds {})",
+                    b.file,
+                    r.manifest.display(),
+                    own.iter().map(|o| o.name()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
         target.check_spawnable().map_err(AuditError::Target)?;
         out.push(LoadedTarget {
             manifest: r.manifest.clone(),
@@ -151,29 +177,37 @@ pub fn audit_all(
         let name = crate::Target::name(target);
         match target.probes() {
             ProbeFamily::Records => {
-                let audit =
-                    audit_external(target, &config.seeds).map_err(|why| AuditError::External {
+                let audit = audit_external(target, &config.seeds, options.battery.as_ref())
+                    .map_err(|why| AuditError::External {
                         path: manifest.clone(),
                         why,
                     })?;
                 report.external.push(audit);
             }
             ProbeFamily::Calls => {
-                let calls_config = target.calls_config(options.calls_sample).ok_or_else(|| {
-                    AuditError::Target(format!(
-                        "{}: probes = \"calls\" needs a [calls] table",
-                        manifest.display()
-                    ))
-                })?;
+                let mut calls_config =
+                    target.calls_config(options.calls_sample).ok_or_else(|| {
+                        AuditError::Target(format!(
+                            "{}: probes = \"calls\" needs a [calls] table",
+                            manifest.display()
+                        ))
+                    })?;
                 // Figures are filed under the manifest's folder name (`targets/bfcl/` → `bfcl`).
                 let slug = manifest
                     .parent()
                     .and_then(Path::file_name)
                     .map_or("calls".into(), |n| n.to_string_lossy().to_lowercase());
-                report.calls.push(CallsTargetAudit {
-                    slug,
-                    audit: calls::audit(&name, target, &calls_config),
-                });
+                calls_config.forgeries = options.battery.as_ref().map(|b| b.forgeries.clone());
+                let mut audit = calls::audit(&name, target, &calls_config);
+                if let Some(b) = &options.battery {
+                    let run = b.run_against(
+                        &ProbeFamily::Calls.forgeries(),
+                        &[calls::forge::Forgery::Correct.name()],
+                    );
+                    audit.cards = audit.cards.into_iter().map(|c| run.cap(c)).collect();
+                    audit.battery = Some(run);
+                }
+                report.calls.push(CallsTargetAudit { slug, audit });
             }
             ProbeFamily::Trajectories => {
                 let mut t_config = target
@@ -191,15 +225,31 @@ pub fn audit_all(
                     .and_then(Path::file_name)
                     .map_or("target".into(), |n| n.to_string_lossy().to_lowercase());
                 t_config.compare = target.compare_settings(options, &config.seeds);
-                report.trajectories.push(TrajectoriesTargetAudit {
-                    slug,
-                    audit: trajectories::audit(&name, target, &t_config),
-                });
+                if let Some(b) = &options.battery {
+                    t_config
+                        .forgeries
+                        .retain(|f| *f == trajectories::table::Forgery::Gold || b.runs(f.name()));
+                }
+                let mut audit = trajectories::audit(&name, target, &t_config);
+                if let Some(b) = &options.battery {
+                    // Left out: the benchmark's own forgeries the battery does not run.
+                    let own: Vec<&str> = (target.trajectories_config(None, 1))
+                        .map(|c| c.forgeries.iter().map(|f| f.name()).collect())
+                        .unwrap_or_default();
+                    let run = b.run_against(&own, &["gold"]);
+                    audit.cards = audit.cards.into_iter().map(|c| run.cap(c)).collect();
+                    audit.battery = Some(run);
+                }
+                report
+                    .trajectories
+                    .push(TrajectoriesTargetAudit { slug, audit });
             }
             ProbeFamily::Answers => {
-                let (Some(config), Some(task)) = (target.answers_config(), target.task()) else {
+                let (Some(mut config), Some(task)) = (target.answers_config(), target.task())
+                else {
                     continue;
                 };
+                config.forgeries = options.battery.as_ref().map(|b| b.forgeries.clone());
                 let slug: String = crate::external::task_short_name(task)
                     .chars()
                     .map(|c| {
@@ -210,10 +260,16 @@ pub fn audit_all(
                         }
                     })
                     .collect();
-                report.answers.push(AnswersTargetAudit {
-                    slug,
-                    audit: answers::audit(&name, target, &config),
-                });
+                let mut audit = answers::audit(&name, target, &config);
+                if let Some(b) = &options.battery {
+                    let run = b.run_against(
+                        &ProbeFamily::Answers.forgeries(),
+                        &[answers::forge::Forgery::Target.name()],
+                    );
+                    audit.card = run.cap(audit.card);
+                    audit.battery = Some(run);
+                }
+                report.answers.push(AnswersTargetAudit { slug, audit });
             }
         }
     }
@@ -305,6 +361,37 @@ fn find_named(name: &str, cwd: &Path) -> Result<PathBuf, AuditError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_battery_is_checked_against_each_target_before_anything_runs() {
+        // τ²'s manifest (its hook is not installed here: the battery is refused first).
+        let tau2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../targets/tau2/target.toml");
+        let refs = [TargetRef {
+            manifest: tau2,
+            task: None,
+        }];
+        let battery = |text: &str| TargetOptions {
+            battery: Some(crate::proposed::ProposedBattery::parse(text, "p.toml").unwrap()),
+            ..TargetOptions::default()
+        };
+        // AgentDojo's forgery: a trajectory forgery, but not one τ² plays.
+        let e = load_targets(
+            &refs,
+            &battery(
+                "probes = \"trajectories\"\n[[battery]]\nname = \"a\"\nforgery = \"env_dump\"\n",
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("does not build the forgery `env_dump`"), "{e}");
+        let e = load_targets(
+            &refs,
+            &battery("probes = \"answers\"\n[[battery]]\nname = \"a\"\nforgery = \"empty\"\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("a battery for the answers family"), "{e}");
+    }
 
     #[test]
     fn bare_names_are_found_in_a_parent_and_paths_are_kept() {

@@ -33,6 +33,7 @@ fn small(categories: &[&str], sample: usize) -> CallsConfig {
         categories: categories.iter().map(|s| s.to_string()).collect(),
         sample: Some(sample),
         seed: 0,
+        forgeries: None,
     }
 }
 

@@ -17,7 +17,7 @@ fn fixture(name: &str) -> PathBuf {
 #[test]
 fn an_outcome_scorer_passes_criterion_sensitivity() {
     let target = ExternalTarget::load(&fixture("toy")).unwrap();
-    let a = audit_external(&target, &[0]).unwrap();
+    let a = audit_external(&target, &[0], None).unwrap();
     assert_eq!(a.sensitivity.len(), 2, "both registry tasks probed");
     assert_eq!(
         a.card.criterion_sensitivity.status,
@@ -59,7 +59,7 @@ fn missing_hooks_make_cells_not_probed() {
     let target = ExternalTarget::load(&fixture("partial")).unwrap();
     assert!(target.ownership().is_none());
     assert!(target.truth("t1", 0).is_none());
-    let a = audit_external(&target, &[0]).unwrap();
+    let a = audit_external(&target, &[0], None).unwrap();
     assert_eq!(
         a.card.criterion_sensitivity.status,
         Status::NotProbed,
@@ -145,7 +145,7 @@ fn a_failing_registry_hook_is_not_probed_with_its_cause_and_stderr_never_a_fail(
         );
         let (_dir, manifest) = toy_with(&hooks, "");
         let target = ExternalTarget::load(&manifest).unwrap();
-        let a = audit_external(&target, &[0]).unwrap();
+        let a = audit_external(&target, &[0], None).unwrap();
         let cell = &a.card.criterion_sensitivity;
         assert_eq!(
             cell.status,
@@ -182,7 +182,7 @@ fn a_failing_score_hook_with_non_finite_numbers_is_not_probed_and_never_shape() 
             "registry = [\"python3\", \"hooks.py\", \"registry\"]\ntruth = [\"python3\", \"hooks.py\", \"truth\"]\nscore = {score}"
         );
         let (_dir, manifest) = toy_with(&hooks, "");
-        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
+        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0], None).unwrap();
         let cell = &a.card.criterion_sensitivity;
         assert_eq!(cell.status, Status::NotProbed, "{score}: {}", cell.evidence);
         assert!(
@@ -213,7 +213,7 @@ fn a_failing_ownership_hook_is_not_probed_with_its_cause_and_stderr() {
     ] {
         let hooks = format!("{TOY_HOOKS}\nownership = {ownership}");
         let (_dir, manifest) = toy_with(&hooks, "");
-        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
+        let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0], None).unwrap();
         let cell = &a.card.ownership;
         assert_eq!(
             cell.status,
@@ -243,7 +243,7 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
         &format!("{TOY_HOOKS}\n{own}"),
         "[scaffold_variance]\nmodel = \"m\"\nscores = { react = 0.48, tool-calling = 0.61, plan = 0.55 }\n",
     );
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0], None).unwrap();
     assert_eq!(
         a.card.ownership.status,
         Status::Fail,
@@ -260,7 +260,7 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
     // The same numbers from a hook.
     let hook = r#"scaffold_variance = ["sh", "-c", "echo '{\"model\": \"m\", \"scores\": {\"a\": 0.2, \"b\": 0.9}}'"]"#;
     let (_dir2, manifest) = toy_with(&format!("{TOY_HOOKS}\n{hook}"), "");
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0], None).unwrap();
     assert_eq!(
         a.card.ownership.status,
         Status::Fail,
@@ -277,7 +277,7 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
         TOY_HOOKS,
         "[scaffold_variance]\nmodel = \"m\"\nscores = { a = 0.5, b = 0.5 }\n",
     );
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0], None).unwrap();
     assert_eq!(
         a.card.ownership.status,
         Status::NotProbed,
@@ -288,7 +288,7 @@ fn measured_scaffold_variance_reaches_model_scaffold_system_performance() {
     // A failing variance hook is not probed with its cause; bad numbers refuse the manifest.
     let hook = r#"scaffold_variance = ["sh", "-c", "echo '{\"model\": \"m\", \"scores\": {\"a\": 0.2}}'; echo var-broke >&2"]"#;
     let (_dir4, manifest) = toy_with(&format!("{TOY_HOOKS}\n{hook}"), "");
-    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
+    let a = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0], None).unwrap();
     assert_eq!(a.card.ownership.status, Status::NotProbed);
     assert!(a.card.ownership.evidence.contains("scaffold_variance hook failed: `scaffold variance needs the scores of at least two scaffolds"), "{}", a.card.ownership.evidence);
     for bad in [

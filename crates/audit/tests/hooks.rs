@@ -126,7 +126,7 @@ fn a_failing_truth_hook_makes_criterion_sensitivity_not_probed_and_the_audit_goe
     let manifest =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile/target.toml");
     let target = ExternalTarget::load(&manifest).unwrap();
-    let a = audit_external(&target, &[0]).expect("a hook failure never stops the audit");
+    let a = audit_external(&target, &[0], None).expect("a hook failure never stops the audit");
     let c = &a.card.criterion_sensitivity;
     assert_eq!(c.status, Status::NotProbed, "{}", c.evidence);
     assert!(c.evidence.contains("exit status: 3"), "{}", c.evidence);

@@ -668,7 +668,7 @@ fn a_proposal_changes_no_card_until_a_person_confirms_it() {
     std::fs::create_dir_all(&target_dir).unwrap();
     let manifest = target_dir.join("target.toml");
     std::fs::write(&manifest, "name = \"toy\"\n").unwrap();
-    let bare = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0]).unwrap();
+    let bare = audit_external(&ExternalTarget::load(&manifest).unwrap(), &[0], None).unwrap();
     assert_eq!(bare.card.ownership.status, Status::NotProbed);
 
     // The proposal pasted as is: refused, so no card can rest on it.
@@ -701,7 +701,7 @@ fn a_proposal_changes_no_card_until_a_person_confirms_it() {
     let target = ExternalTarget::load(&manifest).unwrap();
     let declared = target.ownership_hook().unwrap().unwrap();
     assert_eq!(declared.confirmed_from.as_deref(), Some(id.as_str()));
-    let confirmed = audit_external(&target, &[0]).unwrap();
+    let confirmed = audit_external(&target, &[0], None).unwrap();
     let evidence = &confirmed.card.ownership.evidence;
     assert!(
         evidence.contains("declared: the model owns every claimed decision at L2"),
@@ -715,4 +715,72 @@ fn a_proposal_changes_no_card_until_a_person_confirms_it() {
         bare.card.ownership.evidence,
         confirmed.card.ownership.evidence
     );
+}
+
+#[test]
+fn a_proposed_battery_runs_as_a_step_of_its_own_and_changes_no_claim_by_itself() {
+    // `assist probes` writes probes.toml; `audit --battery` runs its runnable probes (and the
+    // anchor) on a target through the external-target protocol: ordinary measured cells, the
+    // proposal named. On a sound scorer the partial battery separates what it runs and yet
+    // licenses no more than without a criterion measurement.
+    let s = server(Mode::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let src = harness(dir.path());
+    let out = dir.path().join("p");
+    let mut args: Vec<String> = vec![
+        "assist".into(),
+        "probes".into(),
+        src.display().to_string(),
+        "--family".into(),
+        "records".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    args.extend(model_flags(&s));
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let probes = out.join("probes.toml");
+    let id = toml::from_str::<toml::Table>(&std::fs::read_to_string(&probes).unwrap()).unwrap()
+        ["proposed"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let manifest = root().join("crates/audit/tests/fixtures/measured/target.toml");
+    let audit_out = dir.path().join("audit");
+    let o = benchaudit(&[
+        "audit",
+        "--seeds",
+        "0",
+        "--target",
+        &manifest.display().to_string(),
+        "--battery",
+        &probes.display().to_string(),
+        "--out",
+        &audit_out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(s.requests().len(), 1, "running the battery asks no model");
+    let audit: Value =
+        serde_json::from_str(&std::fs::read_to_string(audit_out.join("audit.json")).unwrap())
+            .unwrap();
+    let e = &audit["external"][0];
+    assert_eq!(e["battery"]["id"], json!(id));
+    assert_eq!(
+        e["battery"]["run"],
+        json!([
+            "empty",
+            "fabricated",
+            "contradictory_report",
+            "wrong_task_id",
+            "duplicate_laden"
+        ])
+    );
+    assert_eq!(e["battery"]["described"], json!(["unicode_ids"]));
+    let run: Vec<&str> = (e["probes"].as_array().unwrap().iter())
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert!(run.contains(&"fabricated") && run.contains(&"correct"));
+    assert!(!run.contains(&"totals_leaked"), "{run:?}");
+    assert_eq!(e["card"]["criterion_sensitivity"]["status"], "not_probed");
+    assert_ne!(e["card"]["licensed_claim"], "model_capability");
 }

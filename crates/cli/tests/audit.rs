@@ -487,3 +487,129 @@ fn an_audit_stopped_by_a_signal_leaves_no_hook_running() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_battery_given_as_data_runs_alone_fails_scorers_and_cannot_pass_them() {
+    // `--battery`: the proposed forgeries and the anchor run, nothing else. On a sound scorer
+    // a partial battery separates every forgery it runs, yet cannot license the pass (the card
+    // says what it left out); the whole battery given as data licenses what the default does;
+    // on a flawed scorer a proposed forgery that passes fails it; a battery of another family
+    // stops the command before any hook runs.
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/fixtures");
+    let battery = |name: &str, family: &str, forgeries: &[&str]| {
+        let mut text = format!(
+            "proposed = \"assist-probes-5e6f\"\nscorer_kind = \"outcome\"\nprobes = \"{family}\"\n"
+        );
+        for f in forgeries {
+            text.push_str(&format!(
+                "\n[[battery]]\nname = \"p_{f}\"\nforgery = \"{f}\"\ndescription = \"d\"\n"
+            ));
+        }
+        text.push_str(
+            "\n[[battery]]\nname = \"by_hand\"\ndescription = \"no forgery builds it\"\n",
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let audit = |target: &str, battery: &std::path::Path, out: &str| {
+        let out = dir.path().join(out);
+        let o = bin()
+            .args(["audit", "--seeds", "1", "--json", "--out"])
+            .arg(&out)
+            .arg("--target")
+            .arg(fixtures.join(target))
+            .arg("--battery")
+            .arg(battery)
+            .output()
+            .unwrap();
+        (o, out)
+    };
+    let card = |out: &std::path::Path| -> Value {
+        let cards: Value =
+            serde_json::from_slice(&std::fs::read(out.join("card.json")).unwrap()).unwrap();
+        cards["cards"].as_array().unwrap().last().unwrap().clone()
+    };
+    let external = |out: &std::path::Path| -> Value {
+        let audit: Value =
+            serde_json::from_slice(&std::fs::read(out.join("audit.json")).unwrap()).unwrap();
+        audit["external"][0].clone()
+    };
+
+    let partial = battery("partial.toml", "records", &["empty", "fabricated"]);
+    let (o, out) = audit("measured/target.toml", &partial, "partial");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["number_guard"]["card.md"]["violations"], json!([]));
+    let measured = card(&out);
+    assert_eq!(measured["target"], "toy measured benchmark");
+    assert_eq!(
+        measured["criterion_sensitivity"]["status"], "not_probed",
+        "{measured}"
+    );
+    let why = measured["criterion_sensitivity"]["evidence"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("leaves out duplicate_laden"), "{why}");
+    assert!(
+        why.contains("partial.toml (proposal assist-probes-5e6f)"),
+        "{why}"
+    );
+    assert_ne!(measured["licensed_claim"], "model_capability");
+    let e = external(&out);
+    assert_eq!(e["battery"]["run"], json!(["empty", "fabricated"]));
+    assert_eq!(e["battery"]["described"], json!(["by_hand"]));
+    let mut kinds: Vec<&str> = (e["probes"].as_array().unwrap().iter())
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(kinds, ["correct", "empty", "fabricated"]);
+    let md = std::fs::read_to_string(out.join("card.md")).unwrap();
+    assert!(md.contains("Battery given as data"), "{md}");
+
+    let every: Vec<&str> = [
+        "empty",
+        "fabricated",
+        "duplicate_laden",
+        "totals_leaked",
+        "partial",
+        "contradictory_report",
+        "wrong_task_id",
+        "wrong_query",
+        "row_count_off",
+        "contradicted_claim",
+    ]
+    .to_vec();
+    let whole = battery("whole.toml", "records", &every);
+    let (o, out) = audit("measured/target.toml", &whole, "whole");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(card(&out)["licensed_claim"], "model_capability");
+    assert_eq!(external(&out)["battery"]["left_out"], json!([]));
+
+    let (o, out) = audit("flawed/target.toml", &partial, "flawed");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let flawed = card(&out);
+    assert_eq!(
+        flawed["criterion_sensitivity"]["status"], "fail",
+        "{flawed}"
+    );
+    assert_eq!(flawed["licensed_claim"], "self_report_compliance");
+
+    let calls = battery("calls.toml", "calls", &["wrong_name"]);
+    let (o, out) = audit("measured/target.toml", &calls, "other");
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("a battery for the calls family") && stderr.contains("probes records"),
+        "{stderr}"
+    );
+    assert!(!out.join("card.json").exists());
+}

@@ -511,7 +511,41 @@ fn blocks(report: &AuditReport, cards: &[Card], out: &Path) -> Result<Vec<Block>
             &t.audit, ti, &fig_dir, &t.slug,
         )?);
     }
+    for e in &report.external {
+        if let Some(run) = &e.battery {
+            b.push(Block::Heading(2, e.card.target.clone()));
+            b.push(battery_block(run));
+        }
+    }
     Ok(b)
+}
+
+/// What a battery given as data (`--battery`) ran, beside the family's cells.
+pub(crate) fn battery_block(run: &benchaudit_audit::proposed::BatteryRun) -> Block {
+    let list = |v: &[String]| {
+        v.iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = format!(
+        "Battery given as data: {}, run as a step of its own (`--battery`): the forgeries {} and the anchor, nothing else.",
+        run.source(),
+        list(&run.run)
+    );
+    if !run.left_out.is_empty() {
+        s.push_str(&format!(
+            " Left out: {}; a partial battery can fail a scorer but not pass it, so a criterion pass reads not probed.",
+            list(&run.left_out)
+        ));
+    }
+    if !run.described.is_empty() {
+        s.push_str(&format!(
+            " Described only, not run (no forgery of the family builds them): {}.",
+            list(&run.described)
+        ));
+    }
+    Block::Paragraph(s)
 }
 
 /// The 2×2: its paragraph, table and panel.

@@ -52,6 +52,9 @@ pub fn blocks(a: &AnswersAudit, fig_dir: &Path, slug: &str, index: usize) -> Res
             "The task could not be described, so nothing was scored.".into(),
         )),
     }
+    if let Some(run) = &a.battery {
+        b.push(crate::card::battery_block(run));
+    }
     if !a.failures.is_empty() {
         b.push(Block::List(a.failures.clone()));
     }

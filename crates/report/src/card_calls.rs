@@ -79,6 +79,9 @@ pub fn blocks(a: &CallsAudit, fig_dir: &Path, slug: &str) -> Result<Vec<Block>> 
             "Forged outputs scored by the released checker of {package} {version}, with no model call: each raw output goes through BFCL's own per-entry evaluation (the {decoder} decoder of the prompt-mode model {model}, then the AST or relevance checker). Probed: {sample}. A second checker process scores the same outputs again for replay."
         )),
     ];
+    if let Some(run) = &a.battery {
+        b.push(crate::card::battery_block(run));
+    }
     if !a.failures.is_empty() {
         b.push(Block::List(a.failures.clone()));
     }

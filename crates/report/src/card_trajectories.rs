@@ -105,6 +105,9 @@ pub fn blocks(a: &TrajectoriesAudit, ti: usize, fig_dir: &Path, slug: &str) -> R
             a.config.benchmark.how_played()
         )),
     ];
+    if let Some(run) = &a.battery {
+        b.push(crate::card::battery_block(run));
+    }
     if !a.failures.is_empty() {
         b.push(Block::List(
             a.failures

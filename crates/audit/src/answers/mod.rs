@@ -147,6 +147,10 @@ pub struct AnswersConfig {
     pub seed: u64,
     /// The scorer's resolution ε.
     pub epsilon: f64,
+    /// The forgeries to build, by name, when a battery was given as data (`--battery`,
+    /// [`crate::proposed`]); the anchor always runs. `None`: every forgery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgeries: Option<Vec<String>>,
 }
 
 /// One forged answer and every scorer's values on it.
@@ -255,6 +259,9 @@ pub struct AnswersAudit {
     pub ownership: OwnershipMeasure,
     /// Replay.
     pub replay: ReplayResult,
+    /// The battery given as data (`--battery`), when one was: what ran and what it left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub battery: Option<crate::proposed::BatteryRun>,
     /// The card.
     pub card: Card,
     /// Every forged answer with its values.
@@ -307,6 +314,7 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
             Cell::not_probed("nothing was scored"),
             Cell::not_probed("nothing was scored"),
         ),
+        battery: None,
         items: Vec::new(),
         failures: Vec::new(),
     };
@@ -449,6 +457,9 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
             let Some(quality) = forge::intended(kind, forgery) else {
                 continue;
             };
+            if !crate::proposed::runs(config.forgeries.as_deref(), forgery.name(), quality) {
+                continue;
+            }
             if let Some(output) = forge::forge(forgery, chosen_format, s, &probed) {
                 battery.push(AnswerItem {
                     id: s.id.clone(),
@@ -942,6 +953,7 @@ mod tests {
             sample: Some(5),
             seed: 0,
             epsilon: 0.0,
+            forgeries: None,
         }
     }
 
@@ -973,6 +985,21 @@ mod tests {
             .find(|r| r.forgery == "target_as_bare")
             .unwrap();
         assert_eq!(bare.rejected, 5, "the exact scorer grades the format");
+    }
+
+    #[test]
+    fn a_battery_given_as_data_builds_its_forgeries_and_the_anchor_only() {
+        let only = AnswersConfig {
+            forgeries: Some(vec!["every_candidate".into()]),
+            ..config()
+        };
+        let a = audit("fake", &Fake::new(last_number), &only);
+        let mut built: Vec<&str> = a.items.iter().map(|i| i.forgery.name()).collect();
+        built.sort_unstable();
+        built.dedup();
+        assert_eq!(built, ["every_candidate", "target"]);
+        // The hedged list still fails the scorer that reads the last number.
+        assert_eq!(a.card.criterion_sensitivity.status, Status::Fail);
     }
 
     #[test]

@@ -151,6 +151,10 @@ pub struct CallsConfig {
     pub sample: Option<usize>,
     /// Sample seed.
     pub seed: u64,
+    /// The forgeries to build, by name, when a battery was given as data (`--battery`,
+    /// [`crate::proposed`]); the anchor always runs. `None`: every forgery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgeries: Option<Vec<String>>,
 }
 
 /// One forged output and the checker's verdicts on it.
@@ -227,6 +231,9 @@ pub struct CallsAudit {
     pub groups: Vec<Rollup>,
     /// Replay.
     pub replay: ReplayResult,
+    /// The battery given as data (`--battery`), when one was: what ran and what it left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub battery: Option<crate::proposed::BatteryRun>,
     /// One card per category, then one per group (AST track, relevance detection).
     pub cards: Vec<Card>,
     /// Every forged output with its verdicts.
@@ -255,6 +262,7 @@ pub fn audit(target: &str, checker: &dyn CallChecker, config: &CallsConfig) -> C
             mismatches: 0,
             cell: Cell::not_probed("nothing was scored"),
         },
+        battery: None,
         cards: Vec::new(),
         items: Vec::new(),
         failures: Vec::new(),
@@ -292,6 +300,12 @@ pub fn audit(target: &str, checker: &dyn CallChecker, config: &CallsConfig) -> C
                 continue;
             };
             for forgery in Forgery::ALL {
+                let quality = forge::intended(cat.kind, forgery);
+                if quality.is_some_and(|q| {
+                    !crate::proposed::runs(config.forgeries.as_deref(), forgery.name(), q)
+                }) {
+                    continue;
+                }
                 if let Some(output) = forge::forge(forgery, cat.kind, cat.language, entry) {
                     items.push((
                         forgery,
@@ -507,6 +521,7 @@ mod tests {
             categories: vec!["simple_python".into()],
             sample: Some(4),
             seed: 7,
+            forgeries: None,
         }
     }
 
@@ -543,6 +558,25 @@ mod tests {
             .unwrap();
         assert_eq!((correct.passed, correct.applicable), (4, 4));
         assert!(a.items.iter().all(|i| i.replay_valid == Some(i.valid)));
+    }
+
+    #[test]
+    fn a_battery_given_as_data_builds_its_forgeries_and_the_anchor_only() {
+        let c = Exact {
+            fail_entries: false,
+            calls: Counter::new(0),
+            flip_on_replay: false,
+        };
+        let only = CallsConfig {
+            forgeries: Some(vec![Forgery::WrongName.name().into()]),
+            ..config()
+        };
+        let a = audit("BFCL", &c, &only);
+        let mut built: Vec<&str> = a.items.iter().map(|i| i.forgery.name()).collect();
+        built.sort_unstable();
+        built.dedup();
+        assert_eq!(built, [Forgery::Correct.name(), Forgery::WrongName.name()]);
+        assert_eq!(a.categories[0].criterion().status, Status::Pass);
     }
 
     #[test]

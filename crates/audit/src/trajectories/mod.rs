@@ -238,6 +238,9 @@ pub struct TrajectoriesAudit {
     /// `--model`: each model under the benchmark's shipped agent implementations.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<compare::Comparison>,
+    /// The battery given as data (`--battery`), when one was: what ran and what it left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub battery: Option<crate::proposed::BatteryRun>,
     /// One card per group, then the benchmark's.
     pub cards: Vec<Card>,
     /// Every forged run.
@@ -341,6 +344,7 @@ pub fn audit(
         ownership: ownership::OwnershipResult::not_probed("nothing was played"),
         port: None,
         comparisons: Vec::new(),
+        battery: None,
         cards: Vec::new(),
         runs: Vec::new(),
         failures: Vec::new(),

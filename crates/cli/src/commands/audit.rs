@@ -52,6 +52,12 @@ pub struct AuditArgs {
     /// 0 = every task. Default: the manifest's `[trajectories] sample`.
     #[arg(long)]
     pub tasks_sample: Option<usize>,
+    /// A forgery battery given as data (the `probes.toml` of `benchaudit assist probes`, or
+    /// one written in its format): every external target runs its forgeries and its anchor
+    /// only, instead of its family's whole battery. A criterion pass on a battery that leaves
+    /// out some of the family's forgeries is shown as not probed (docs/assist.md).
+    #[arg(long, value_name = "FILE")]
+    pub battery: Option<PathBuf>,
     /// Print the summary (cards, oracle checks, number guard, files) as one JSON object on
     /// stdout instead of text.
     #[arg(long)]
@@ -104,11 +110,22 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(std::path::absolute(p)?),
         None => None,
     };
+    let battery = match &args.battery {
+        Some(_) if refs.is_empty() => {
+            return Err(UsageError(
+                "--battery: name the target to run it on with --target (the ComtradeBench self-audit always runs its whole battery)".into(),
+            )
+            .into());
+        }
+        Some(p) => Some(benchaudit_audit::proposed::ProposedBattery::read(p).map_err(UsageError)?),
+        None => None,
+    };
     let mut options = TargetOptions {
         calls_sample: args.calls_sample,
         tasks_sample: args.tasks_sample,
         task_args: args.task_args.iter().cloned().collect(),
         samples_file,
+        battery,
         ..TargetOptions::default()
     };
     let targets = load_targets(&refs, &options).map_err(|e| UsageError(e.to_string()))?;
