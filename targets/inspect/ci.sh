@@ -4,7 +4,8 @@
 # docs/audits/inspect.md (and three of them a second time) and checks the cards: written,
 # guarded, identical across runs, refusals named, the page's figures in audit.json, and one
 # family's pass rates equal to a direct call of its scorer; then two tasks the answer battery
-# cannot judge (an agent loop, a scorer of tool use), which must come out not probed.
+# cannot judge (an agent loop, a scorer of tool use), which must come out not probed; then a
+# battery given as data (--battery) on two families.
 # Usage (from anywhere): bash targets/inspect/ci.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -81,5 +82,38 @@ assert tools["card"]["criterion_sensitivity"]["status"] == "not_probed", tools["
 assert tools["card"]["licensed_claim"] == "none", tools["card"]
 assert any("`send_message`" in f and "same score" in f for f in tools["failures"]), tools["failures"]
 print("not probed, with the cause: tau2_airline (agent loop), agent_threat_bench_data_exfil (tool use)")
+PY
+echo "== Inspect: a battery given as data (--battery) runs its forgeries and the anchor only"
+# The probes.toml format `benchaudit assist probes` writes: a hedged list and an empty answer.
+cat >"$out/battery.toml" <<'TOML'
+proposed = "ci-battery"
+probes = "answers"
+[[battery]]
+name = "hedge"
+forgery = "every_candidate"
+[[battery]]
+name = "nothing"
+forgery = "empty"
+[[battery]]
+name = "by_hand"
+description = "described only"
+TOML
+"$bin" audit --seeds 0 --target inspect:inspect_evals/gsm8k,inspect:inspect_evals/arc_easy \
+    --battery "$out/battery.toml" --out "$out/d" >"$out/d.log"
+"$py" - "$out/d/audit.json" <<'PY'
+import json, sys
+audit = json.load(open(sys.argv[1]))
+by = {a["task"]["spec"]: a for a in audit["answers"]}
+for spec, a in by.items():
+    built = sorted({i["forgery"] for i in a["items"]})
+    assert built == ["empty", "every_candidate", "target"], (spec, built)
+    assert a["battery"]["run"] == ["every_candidate", "empty"], a["battery"]
+    assert a["battery"]["described"] == ["by_hand"], a["battery"]
+gsm = by["inspect_evals/gsm8k"]["card"]
+assert gsm["criterion_sensitivity"]["status"] == "fail", gsm
+arc = by["inspect_evals/arc_easy"]["card"]
+assert arc["criterion_sensitivity"]["status"] == "not_probed", arc
+assert "leaves out" in arc["criterion_sensitivity"]["evidence"], arc
+print("--battery: gsm8k fails on the proposed hedge; arc_easy separates both, and the partial battery licenses no pass")
 PY
 echo "Inspect audit: 1 passed, 0 failed"
