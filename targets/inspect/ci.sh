@@ -86,7 +86,7 @@ PY
 echo "== Inspect: a battery given as data (--battery) runs its forgeries and the anchor only"
 # The probes.toml format `benchaudit assist probes` writes: a hedged list and an empty answer.
 cat >"$out/battery.toml" <<'TOML'
-proposed = "ci-battery"
+confirmed_from = "ci-battery"
 probes = "answers"
 [[battery]]
 name = "hedge"

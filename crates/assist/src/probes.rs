@@ -65,7 +65,7 @@ impl ProbeProposal {
             ScorerKind::Unknown => "unknown",
         };
         let mut out = format!(
-            "# Proposed by `benchaudit assist probes` ({}) from: {}\n# A proposal: it changes no card. Run it as a step of its own:\n# `benchaudit audit --target MANIFEST --battery THIS_FILE` builds the probes with a `forgery`\n# (and the family's anchor) and nothing else; a criterion pass on a battery that leaves out\n# some of the family's forgeries is shown as not probed. `scorer_kind` is the prediction, not a\n# declaration; the probes without a `forgery` are described for a person to write.\n",
+            "# Proposed by `benchaudit assist probes` ({}) from: {}\n# A proposal: it changes no card. Read it against the scorer, rename `proposed` to\n# `confirmed_from`, then run it as a step of its own:\n# `benchaudit audit --target MANIFEST --battery THIS_FILE` builds the probes with a `forgery`\n# (and the family's anchor) and nothing else; a criterion pass on a battery that leaves out\n# some of the family's forgeries is shown as not probed. `scorer_kind` is the prediction, not a\n# declaration; the probes without a `forgery` are described for a person to write.\n",
             self.model,
             self.sources.join(", ")
         );

@@ -8,7 +8,9 @@
 //! against). One rule keeps a proposal from raising a claim: a battery that leaves out some of
 //! the family's forgeries can fail a scorer (a forgery that scores as high as the correct
 //! output is a finding whoever proposed it) but cannot pass it, so a criterion-sensitivity
-//! pass on a partial battery is shown as not probed, naming the forgeries left out.
+//! pass on a partial battery is shown as not probed, naming the forgeries left out. And, as for
+//! a proposed ownership map, a file still marked `proposed` is refused: a person reads the
+//! battery and renames `proposed` to `confirmed_from` before its cells can reach a card.
 
 use std::path::Path;
 
@@ -24,8 +26,7 @@ use crate::probes::ProbeKind;
 pub struct ProposedBattery {
     /// The file's name (no folders: it is shown on the card).
     pub file: String,
-    /// The proposal's id (`proposed`, or `confirmed_from` once a person confirmed it), when
-    /// the file carries one.
+    /// The proposal a person confirmed it from (`confirmed_from`), when the file names one.
     pub id: Option<String>,
     /// The probe family it is written for.
     pub family: ProbeFamily,
@@ -123,6 +124,11 @@ impl ProposedBattery {
     /// As [`ProposedBattery::read`], without the reading.
     pub fn parse(text: &str, file: &str) -> Result<Self, String> {
         let parsed: File = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        if let Some(id) = &parsed.proposed {
+            return Err(format!(
+                "a proposal (proposed = \"{id}\"), not a battery a person has read: check its probes against the scorer, then rename `proposed` to `confirmed_from` to confirm it"
+            ));
+        }
         let known = parsed.probes.forgeries();
         let mut forgeries: Vec<String> = Vec::new();
         let mut described = Vec::new();
@@ -152,7 +158,7 @@ impl ProposedBattery {
         }
         Ok(ProposedBattery {
             file: file.to_string(),
-            id: parsed.confirmed_from.or(parsed.proposed),
+            id: parsed.confirmed_from,
             family: parsed.probes,
             forgeries,
             described,
@@ -191,7 +197,10 @@ impl BatteryRun {
     /// Where the battery came from, in words: "the battery of probes.toml (proposal ID)".
     pub fn source(&self) -> String {
         match &self.id {
-            Some(id) => format!("the battery of {} (proposal {id})", self.file),
+            Some(id) => format!(
+                "the battery of {} (confirmed from the proposal {id})",
+                self.file
+            ),
             None => format!("the battery of {}", self.file),
         }
     }
@@ -234,7 +243,7 @@ mod tests {
 
     const PROPOSAL: &str = r#"
 # Proposed by `benchaudit assist probes` (scripted:model) from: judge.py
-proposed = "assist-probes-0a1b2c"
+confirmed_from = "assist-probes-0a1b2c"
 scorer_kind = "shape"
 probes = "records"
 
@@ -280,6 +289,9 @@ description = "a probe the family lacks"
         );
         let e = ProposedBattery::parse("probes = \"records\"\nextra = 1\n", "p.toml").unwrap_err();
         assert!(e.contains("extra"), "{e}");
+        let unconfirmed = PROPOSAL.replace("confirmed_from = ", "proposed = ");
+        let e = ProposedBattery::parse(&unconfirmed, "p.toml").unwrap_err();
+        assert!(e.contains("rename `proposed` to `confirmed_from`"), "{e}");
         let e = ProposedBattery::parse("probes = \"calls\"\n[[battery]]\nname = \"x\"\n", "p.toml")
             .unwrap_err();
         assert!(e.contains("nothing to run"), "{e}");

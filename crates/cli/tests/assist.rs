@@ -719,10 +719,11 @@ fn a_proposal_changes_no_card_until_a_person_confirms_it() {
 
 #[test]
 fn a_proposed_battery_runs_as_a_step_of_its_own_and_changes_no_claim_by_itself() {
-    // `assist probes` writes probes.toml; `audit --battery` runs its runnable probes (and the
-    // anchor) on a target through the external-target protocol: ordinary measured cells, the
-    // proposal named. On a sound scorer the partial battery separates what it runs and yet
-    // licenses no more than without a criterion measurement.
+    // `assist probes` writes probes.toml; `audit --battery` refuses it until a person confirms
+    // it, then runs its runnable probes (and the anchor) on a target through the
+    // external-target protocol: ordinary measured cells, the proposal named. On a sound scorer
+    // the partial battery separates what it runs and yet licenses no more than without a
+    // criterion measurement.
     let s = server(Mode::Good);
     let dir = tempfile::tempdir().unwrap();
     let src = harness(dir.path());
@@ -747,17 +748,38 @@ fn a_proposed_battery_runs_as_a_step_of_its_own_and_changes_no_claim_by_itself()
         .to_string();
     let manifest = root().join("crates/audit/tests/fixtures/measured/target.toml");
     let audit_out = dir.path().join("audit");
-    let o = benchaudit(&[
-        "audit",
-        "--seeds",
-        "0",
-        "--target",
-        &manifest.display().to_string(),
-        "--battery",
-        &probes.display().to_string(),
-        "--out",
-        &audit_out.display().to_string(),
-    ]);
+    let audit = |battery: &Path| {
+        benchaudit(&[
+            "audit",
+            "--seeds",
+            "0",
+            "--target",
+            &manifest.display().to_string(),
+            "--battery",
+            &battery.display().to_string(),
+            "--out",
+            &audit_out.display().to_string(),
+        ])
+    };
+    // As written, a proposal: refused before anything runs.
+    let o = audit(&probes);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("rename `proposed` to `confirmed_from`"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!audit_out.join("card.json").exists());
+    // Confirmed by a person.
+    let confirmed = dir.path().join("confirmed.toml");
+    std::fs::write(
+        &confirmed,
+        std::fs::read_to_string(&probes)
+            .unwrap()
+            .replace("proposed = ", "confirmed_from = "),
+    )
+    .unwrap();
+    let o = audit(&confirmed);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(s.requests().len(), 1, "running the battery asks no model");
     let audit: Value =

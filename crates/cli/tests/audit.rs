@@ -500,7 +500,7 @@ fn a_battery_given_as_data_runs_alone_fails_scorers_and_cannot_pass_them() {
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../audit/tests/fixtures");
     let battery = |name: &str, family: &str, forgeries: &[&str]| {
         let mut text = format!(
-            "proposed = \"assist-probes-5e6f\"\nscorer_kind = \"outcome\"\nprobes = \"{family}\"\n"
+            "confirmed_from = \"assist-probes-5e6f\"\nscorer_kind = \"outcome\"\nprobes = \"{family}\"\n"
         );
         for f in forgeries {
             text.push_str(&format!(
@@ -559,7 +559,7 @@ fn a_battery_given_as_data_runs_alone_fails_scorers_and_cannot_pass_them() {
         .unwrap();
     assert!(why.contains("leaves out duplicate_laden"), "{why}");
     assert!(
-        why.contains("partial.toml (proposal assist-probes-5e6f)"),
+        why.contains("partial.toml (confirmed from the proposal assist-probes-5e6f)"),
         "{why}"
     );
     assert_ne!(measured["licensed_claim"], "model_capability");
