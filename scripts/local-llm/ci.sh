@@ -123,11 +123,14 @@ PY
 # (τ²'s prompts are thousands of tokens; SmolLM2 reads ~100 a second on one thread): τ²'s
 # step limit 2, 32 output tokens a request (and a 32-token budget for the ComtradeBench
 # episodes, which the run above already played in full). Plumbing, not skill.
+# An Inspect task too (issue 35): the model answers four arc_easy samples through the task's own
+# solver and scorer, one Inspect eval per seed, its logs in the audit folder.
 "$ROOT/targets/tau2/setup.sh" >/dev/null
 AUDIT_START=$(date +%s)
 "$ROOT/targets/agentdojo/setup.sh" >/dev/null
-"$BIN" audit --model local:smollm2 --seeds 0 --target tau2,agentdojo --tasks-sample 1 --step-limit 2 \
-  --max-output-tokens 32 --out "$WORK/audit" | tee "$WORK/audit.txt"
+"$ROOT/targets/inspect/setup.sh" >/dev/null
+"$BIN" audit --model local:smollm2 --seeds 0 --target tau2,agentdojo,inspect:inspect_evals/arc_easy \
+  --tasks-sample 1 --step-limit 2 --max-output-tokens 32 --out "$WORK/audit" | tee "$WORK/audit.txt"
 AUDIT_END=$(date +%s)
 grep -q "number guard: card.md pass" "$WORK/audit.txt" || die "the audit card did not pass the number guard"
 python3 - "$WORK/audit" <<'PY'
@@ -173,9 +176,23 @@ for s in c["scaffolds"]:
 assert "api_key" not in (out / "compare" / "tau2.jsonl").read_text()
 md = (out / "card.md").read_text()
 assert "### `local:smollm2` under each shipped agent implementation" in md
+# The Inspect task: four samples, one seed, each answered by the server through Inspect's provider.
+(arc,) = json.loads((out / "audit.json").read_text())["answers"]
+(m,) = arc["model_runs"]
+assert m.get("not_probed") is None, m.get("not_probed")
+assert m["sample_count"] == 4 and m["seed_count"] == 1 and m["requests"] >= 4, m
+assert m["failed_requests"] == 0, m
+(choice,) = m["scorers"]
+assert choice["scored"] == 4 and len(choice["samples"]) == 4, choice
+assert len(m["logs"]) == 1 and (out / m["logs"][0]).is_file(), m["logs"]
+assert "### `local:smollm2` through the task's own solver and scorers" in md
+print("Inspect --model:", m["requests"], "requests,", f'mean {choice["mean"]:.3f}', "| log", m["logs"][0])
 print("τ² --model:", ", ".join(f'{s["name"]} {s["scored"]} scored, {s["not_applicable"]} not applicable' for s in c["scaffolds"]),
       f'| {sum(r["requests"] for r in c["runs"])} model requests recorded')
 PY
+# The log the audit wrote, imported into a run directory and reported (seeds as trials).
+"$BIN" import --format inspect "$WORK"/audit/inspect-logs/arc_easy/*/seed-*/*.eval --out "$WORK/imported"
+"$BIN" report "$WORK/imported" --metric reward --out "$WORK/imported-report" >/dev/null
 
 # The same server through Inspect's own OpenAI-compatible provider (issue 36): the ComtradeBench
 # Inspect task, in the venv scripts/wheel/ci.sh made (the built wheel, inspect-ai, openai); .ci/run

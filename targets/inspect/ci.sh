@@ -3,7 +3,8 @@
 # key), runs the Rust tests against Inspect's real runtime, then audits the nine families of
 # docs/audits/inspect.md (and three of them a second time) and checks the cards: written,
 # guarded, identical across runs, refusals named, the page's figures in audit.json, and one
-# family's pass rates equal to a direct call of its scorer; then two tasks the answer battery
+# family's pass rates equal to a direct call of its scorer (and, before that, the run hook of
+# `audit --model` against a scripted model: the key, the seeds, the logs); then two tasks the answer battery
 # cannot judge (an agent loop, a scorer of tool use), which must come out not probed; then a
 # battery given as data (--battery) on two families.
 # Usage (from anywhere): bash targets/inspect/ci.sh
@@ -16,6 +17,9 @@ py=targets/inspect/.venv/bin/python
 
 echo "== Inspect: Rust tests against Inspect's runtime"
 BENCHAUDIT_REQUIRE_INSPECT=1 cargo test --workspace --test inspect
+
+echo "== Inspect: the run hook (audit --model) against a scripted OpenAI-compatible server"
+"$py" targets/inspect/test_run.py
 
 echo "== Inspect: benchaudit audit --target inspect:… (the nine families of docs/audits/inspect.md, then three again)"
 cargo build --quiet

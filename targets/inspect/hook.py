@@ -1,8 +1,8 @@
 """benchaudit's hook for Inspect tasks: loads one task (an inspect_evals family or a task in a
 researcher's own file) and lets Inspect's own runtime score forged answers, with no model and
-no key.
+no key; with ``run``, plays a real model through the task instead (``audit --model``).
 
-Two commands, one JSON request on stdin and one JSON answer on stdout each (the "answers"
+Three commands, one JSON request on stdin and one JSON answer on stdout each (the "answers"
 probe family of benchaudit's external-target protocol, docs/targets.md):
 
 * ``describe``: ``{"task": SPEC, "args": {...}, "samples_file": PATH|null}`` → the task (its
@@ -11,6 +11,11 @@ probe family of benchaudit's external-target protocol, docs/targets.md):
 * ``score``: the same fields plus ``"items": [{"id", "forgery", "output"}]`` → one result per
   item, in order: every scorer's value (``value_to_float`` of Inspect's score), the answer the
   scorer extracted, and what the model was asked (solver calls, grader calls per scorer).
+* ``run`` (``audit --model``): the same task fields plus ``"model": {"name", "model",
+  "base_url", "api_key_env"}``, ``"samples": [ids]``, ``"seeds": [...]``, ``"max_tokens"`` and
+  ``"log_dir"`` → a real model through the task's own solver and scorers, one Inspect eval per
+  seed (the seed in the generate config), each eval's log under ``log_dir/seed-S/``; one result
+  per sample and seed (``run_model``).
 
 How a forged answer reaches the scorer: ``inspect_ai.eval`` runs the task's own solver chain
 with Inspect's ``mockllm/model`` provider, whose output function answers each sample's first
@@ -68,9 +73,19 @@ class NeedsDownload(Exception):
 _connect = socket.socket.connect
 
 
+# `run` lets the model's endpoint through (its host's addresses, and HTTP requests to its base
+# URL); everything else stays refused, so a task that downloads is still refused under a model.
+_MODEL_HOSTS: set[str] = set()
+_MODEL_URL: str | None = None
+
+
 def _guarded_connect(self: socket.socket, address: Any) -> Any:
     host = address[0] if isinstance(address, tuple) else address
-    if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost"):
+    if (
+        isinstance(host, str)
+        and host not in ("127.0.0.1", "::1", "localhost")
+        and host not in _MODEL_HOSTS
+    ):
         raise NeedsDownload(f"the task opened a network connection to {host} at run time")
     return _connect(self, address)
 
@@ -78,9 +93,11 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
 
 
-def _refuse_http(name: str) -> Any:
+def _refuse_http(name: str, original: Any) -> Any:
     def refuse(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
         url = getattr(request, "url", request)
+        if _MODEL_URL is not None and str(url).startswith(_MODEL_URL):
+            return original(self, request, *args, **kwargs)
         raise NeedsDownload(f"the task downloads {url} at run time")
 
     refuse.__name__ = name
@@ -93,14 +110,20 @@ def _guard_http_clients() -> None:
     try:
         import httpx
 
-        httpx.HTTPTransport.handle_request = _refuse_http("handle_request")
-        httpx.AsyncHTTPTransport.handle_async_request = _refuse_http("handle_async_request")
+        httpx.HTTPTransport.handle_request = _refuse_http(
+            "handle_request", httpx.HTTPTransport.handle_request
+        )
+        httpx.AsyncHTTPTransport.handle_async_request = _refuse_http(
+            "handle_async_request", httpx.AsyncHTTPTransport.handle_async_request
+        )
     except ImportError:
         pass
     try:
         import requests.adapters
 
-        requests.adapters.HTTPAdapter.send = _refuse_http("send")
+        requests.adapters.HTTPAdapter.send = _refuse_http(
+            "send", requests.adapters.HTTPAdapter.send
+        )
     except ImportError:
         pass
 
@@ -522,29 +545,153 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
         if sample is None:
             answers.append({"scores": {}, "error": "Inspect returned no result for this sample"})
             continue
-        solver_calls, scorer_calls = _model_calls(sample)
-        scores = {}
-        for name, s in (sample.scores or {}).items():
-            value = s.value
-            if isinstance(value, dict):
-                for k, v in value.items():
-                    scores[f"{name}/{k}"] = {
-                        "value": _float(to_float, v),
-                        "answer": s.answer,
-                    }
-            else:
-                scores[name] = {"value": _float(to_float, value), "answer": s.answer}
-        answers.append(
-            {
-                "scores": scores,
-                "solver_calls": solver_calls,
-                "scorer_calls": scorer_calls,
-                "completion": sample.output.completion if sample.output else None,
-                "error": sample.error.message if sample.error else None,
-                "tools": offered.get(key, []),
-            }
-        )
+        answers.append(dict(_result(sample, to_float), tools=offered.get(key, [])))
     return {"results": answers}
+
+
+def _result(sample: Any, to_float: Any) -> dict[str, Any]:
+    """One played sample as the protocol states it: every scorer's value (a dict-valued score
+    is one value per key, ``name/key``), the answer each read, the model calls the solver and
+    each scorer made, the completion and the sample's error."""
+    solver_calls, scorer_calls = _model_calls(sample)
+    scores = {}
+    for name, s in (sample.scores or {}).items():
+        value = s.value
+        if isinstance(value, dict):
+            for k, v in value.items():
+                scores[f"{name}/{k}"] = {"value": _float(to_float, v), "answer": s.answer}
+        else:
+            scores[name] = {"value": _float(to_float, value), "answer": s.answer}
+    return {
+        "scores": scores,
+        "solver_calls": solver_calls,
+        "scorer_calls": scorer_calls,
+        "completion": sample.output.completion if sample.output else None,
+        "error": sample.error.message if sample.error else None,
+    }
+
+
+# --- a real model: Inspect epochs as seeds ----------------------------------------------
+
+# Longest completion sent back per run (the whole text is in the Inspect log).
+MAX_COMPLETION_CHARS = 2_000
+
+
+def run_model(request: dict[str, Any]) -> dict[str, Any]:
+    """The task's own solver and scorers with a real model: one Inspect eval per seed (the
+    seed set in the generate config, so each trial is reproducible where the endpoint honours
+    seeds), on the requested samples. The model is reached through Inspect's OpenAI-compatible
+    provider (``openai-api/benchaudit/MODEL``); the key, when the request names its variable,
+    goes to the provider through ``BENCHAUDIT_API_KEY`` in this process only, never into the
+    request, the answer or a log. Each eval's log is written under ``log_dir`` (Inspect's own
+    format: ``inspect view`` and ``benchaudit import`` read it)."""
+    global _MODEL_URL
+    from urllib.parse import urlparse
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import MemoryDataset
+    from inspect_ai.model import GenerateConfig, get_model
+    from inspect_ai.scorer import value_to_float
+
+    model = request.get("model") or {}
+    name, base_url = model.get("model"), model.get("base_url")
+    if not name or not base_url:
+        raise ValueError("the run request needs model.model and model.base_url")
+    seeds = [int(x) for x in request.get("seeds") or []]
+    if not seeds:
+        raise ValueError("the run request names no seeds")
+    key_var = model.get("api_key_env")
+    key = os.environ.get(key_var) if key_var else None
+    if key_var and not key:
+        raise ValueError(f"the key variable {key_var} is not set")
+    os.environ["BENCHAUDIT_API_KEY"] = key or "none"
+    # The endpoint's host is let through the network guard, nothing else.
+    _MODEL_URL = base_url.rstrip("/")
+    host = urlparse(base_url).hostname or ""
+    try:
+        _MODEL_HOSTS.update(
+            info[4][0] for info in socket.getaddrinfo(host, None) if info[4]
+        )
+    except OSError as e:
+        raise ValueError(f"cannot resolve the model's host {host}: {e}") from e
+    _MODEL_HOSTS.add(host)
+
+    task = _setup(request)
+    by_id = {str(s.id): s for s in task.dataset}
+    wanted = [str(x) for x in request.get("samples") or []]
+    missing = [x for x in wanted if x not in by_id]
+    if missing:
+        raise LookupError(f"the task has no sample `{missing[0]}`")
+    dataset = task.dataset
+    task.dataset = MemoryDataset(
+        [by_id[x] for x in wanted], name=dataset.name, location=dataset.location
+    )
+    log_root = request.get("log_dir")
+    max_tokens = request.get("max_tokens")
+    to_float = value_to_float()
+    runs: list[dict[str, Any]] = []
+    logs: list[str] = []
+    for seed in seeds:
+        config = GenerateConfig(
+            seed=seed,
+            max_tokens=int(max_tokens) if max_tokens else None,
+            max_retries=int(request.get("max_retries", 2)),
+            timeout=int(request.get("request_timeout", 600)),
+        )
+        with tempfile.TemporaryDirectory(prefix="benchaudit-inspect-") as scratch:
+            log_dir = Path(log_root) / f"seed-{seed}" if log_root else Path(scratch)
+            results = inspect_eval(
+                task,
+                model=get_model(f"openai-api/benchaudit/{name}", base_url=base_url, config=config),
+                display="none",
+                log_dir=str(log_dir),
+                fail_on_error=False,
+                score_display=False,
+                epochs=1,
+            )
+            log = results[0]
+            if log_root:
+                logs.append(str(Path(log.location).relative_to(Path(log_root))))
+        if log.status == "error" and log.error is not None and not log.samples:
+            raise RuntimeError(f"Inspect's eval failed: {log.error.message}")
+        played = {str(s.id): s for s in (log.samples or [])}
+        for sample_id in wanted:
+            sample = played.get(sample_id)
+            if sample is None:
+                runs.append(
+                    {"sample": sample_id, "seed": seed, "scores": {},
+                     "error": "Inspect returned no result for this sample"}
+                )
+                continue
+            r = _result(sample, to_float)
+            completion = r.get("completion")
+            if isinstance(completion, str) and len(completion) > MAX_COMPLETION_CHARS:
+                r["completion"] = completion[:MAX_COMPLETION_CHARS]
+            calls = [e for e in sample.events if e.event == "model"]
+            r.update(
+                sample=sample_id,
+                seed=seed,
+                requests=len(calls),
+                failed_requests=sum(1 for e in calls if e.error),
+                tokens={
+                    "input": sum((e.output.usage.input_tokens if e.output and e.output.usage else 0) for e in calls),
+                    "output": sum((e.output.usage.output_tokens if e.output and e.output.usage else 0) for e in calls),
+                },
+            )
+            runs.append(r)
+    import inspect_ai
+
+    return {
+        "model": {"name": model.get("name"), "provider": f"openai-api/benchaudit/{name}"},
+        "settings": {
+            "seeds": seeds,
+            "max_tokens": int(max_tokens) if max_tokens else None,
+            "epochs_per_seed": 1,
+            "inspect_ai": inspect_ai.__version__,
+        },
+        "logs": logs,
+        "runs": runs,
+    }
 
 
 def _model_calls(sample: Any) -> tuple[int, dict[str, int]]:
@@ -575,14 +722,16 @@ def _float(to_float: Any, value: Any) -> float | None:
 
 
 def main() -> int:
-    if len(sys.argv) != 2 or sys.argv[1] not in ("describe", "score"):
-        print("usage: hook.py describe|score < request.json", file=sys.stderr)
+    ops = {"describe": describe, "score": score, "run": run_model}
+    if len(sys.argv) != 2 or sys.argv[1] not in ops:
+        print("usage: hook.py describe|score|run < request.json", file=sys.stderr)
         return 2
     request = json.load(sys.stdin)
     try:
-        answer = describe(request) if sys.argv[1] == "describe" else score(request)
-    except (LookupError, ValueError) as e:
-        # The task cannot be found or its request is wrong: one line, no traceback.
+        answer = ops[sys.argv[1]](request)
+    except (LookupError, ValueError, NeedsDownload) as e:
+        # The task cannot be found, needs the network or its request is wrong: one line, no
+        # traceback.
         print(f"benchaudit inspect hook: {e}", file=sys.stderr)
         return 1
     json.dump(answer, sys.stdout, sort_keys=True)

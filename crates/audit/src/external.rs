@@ -82,6 +82,10 @@ pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one batch hook call may take unless the manifest says otherwise.
 pub const BATCH_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long an answer target's `run` hook may play one model unless the manifest says
+/// otherwise (a real model on a few samples and seeds).
+pub const MODEL_RUN_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// Largest answer a hook may print (BFCL's `entries` answer for every category is well
 /// below it).
 pub const MAX_ANSWER_BYTES: usize = 64 << 20;
@@ -186,6 +190,12 @@ pub struct AnswersManifest {
     /// task's dataset is on the hub.
     #[serde(default)]
     pub samples_dir: Option<PathBuf>,
+    /// `--model`: samples the model plays, the first of the seeded sample (default 4).
+    #[serde(default)]
+    pub model_samples: Option<usize>,
+    /// `--model`: seconds the `run` hook may take for one model (default 3600).
+    #[serde(default)]
+    pub model_timeout_secs: Option<u64>,
 }
 
 /// The `[trajectories]` table: what the trajectory family probes (τ², AgentDojo).
@@ -314,6 +324,8 @@ pub struct Hooks {
     pub score_batch: Option<Vec<String>>,
     /// Answers: the task and its samples.
     pub describe: Option<Vec<String>>,
+    /// Answers (`--model`): a real model through the task, one trial per seed.
+    pub run: Option<Vec<String>>,
     /// Measured scaffold variance: the same model's scores under several native scaffolds.
     pub scaffold_variance: Option<Vec<String>>,
     /// Trajectories: the units of groups (batch).
@@ -365,6 +377,7 @@ impl ExternalTarget {
             ("score_batch", &manifest.hooks.score_batch),
             ("scaffold_variance", &manifest.hooks.scaffold_variance),
             ("describe", &manifest.hooks.describe),
+            ("run", &manifest.hooks.run),
             ("units", &manifest.hooks.units),
             ("play", &manifest.hooks.play),
             ("intervene", &manifest.hooks.intervene),
@@ -532,6 +545,7 @@ impl ExternalTarget {
             ("score_batch", &h.score_batch),
             ("scaffold_variance", &h.scaffold_variance),
             ("describe", &h.describe),
+            ("run", &h.run),
             ("units", &h.units),
             ("play", &h.play),
             ("intervene", &h.intervene),
@@ -564,8 +578,32 @@ impl ExternalTarget {
             seed: a.map_or(0, |a| a.seed),
             epsilon: self.manifest.resolution.unwrap_or(0.0),
             forgeries: None,
+            model: None,
         })
         .filter(|_| self.manifest.probes == ProbeFamily::Answers)
+    }
+
+    /// What `--model` asks of this answer target: the models, the samples they play (the
+    /// manifest's `model_samples`, else 4), the audit's seeds as trials, the output tokens per
+    /// request, and where the trials' logs go (`logs`: a folder and its name in audit.json).
+    /// `None` without `--model`.
+    pub fn model_run_settings(
+        &self,
+        options: &crate::targets::TargetOptions,
+        seeds: &[u64],
+        logs: Option<(PathBuf, String)>,
+    ) -> Option<crate::answers::model_runs::ModelRunSettings> {
+        let a = self.manifest.answers.as_ref();
+        (!options.models.is_empty()).then(|| crate::answers::model_runs::ModelRunSettings {
+            models: options.models.clone(),
+            samples: a
+                .and_then(|a| a.model_samples)
+                .unwrap_or(crate::answers::model_runs::DEFAULT_SAMPLES)
+                .max(1),
+            seeds: seeds.to_vec(),
+            max_tokens: options.max_tokens,
+            logs,
+        })
     }
 
     /// The answer family's task spec, if one is named.
@@ -1271,6 +1309,40 @@ impl crate::answers::AnswerScorer for ExternalTarget {
             out.extend(results);
         }
         Ok(out)
+    }
+
+    fn run_model(
+        &self,
+        request: &crate::answers::model_runs::RunRequest<'_>,
+        log_dir: Option<&Path>,
+    ) -> Option<Result<Value, HookFailure>> {
+        let argv = self.manifest.hooks.run.as_ref()?;
+        let mut body = self.task_request();
+        let fields = match serde_json::to_value(request) {
+            Ok(Value::Object(fields)) => fields,
+            _ => serde_json::Map::new(),
+        };
+        for (k, v) in fields {
+            body[k] = v;
+        }
+        if let Some(dir) = log_dir {
+            // The folder is this audit's own: an earlier audit's logs there are replaced.
+            let ready = match std::fs::remove_dir_all(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => std::fs::create_dir_all(dir),
+            };
+            if let Err(e) = ready {
+                return Some(Err(HookFailure {
+                    cause: format!("cannot prepare the log folder {}: {e}", dir.display()),
+                    stderr_tail: String::new(),
+                }));
+            }
+            body["log_dir"] = json!(dir.display().to_string());
+        }
+        let timeout = (self.manifest.answers.as_ref())
+            .and_then(|a| a.model_timeout_secs)
+            .map_or(MODEL_RUN_TIMEOUT, Duration::from_secs);
+        Some(run_hook_with_stderr(argv, &self.dir, &body, timeout).map(|(v, _)| v))
     }
 }
 

@@ -70,6 +70,9 @@ pub struct TargetOptions {
     /// `--battery`: a forgery battery given as data, run on every target instead of its
     /// family's whole battery ([`crate::proposed`]).
     pub battery: Option<crate::proposed::ProposedBattery>,
+    /// The audit's output folder: `--model` runs on answer targets write their Inspect logs
+    /// under its `inspect-logs/` (none: the logs are not kept).
+    pub out_dir: Option<PathBuf>,
 }
 
 /// A target read, validated and ready to audit.
@@ -245,11 +248,11 @@ pub fn audit_all(
                     .push(TrajectoriesTargetAudit { slug, audit });
             }
             ProbeFamily::Answers => {
-                let (Some(mut config), Some(task)) = (target.answers_config(), target.task())
+                let (Some(mut a_config), Some(task)) = (target.answers_config(), target.task())
                 else {
                     continue;
                 };
-                config.forgeries = options.battery.as_ref().map(|b| b.forgeries.clone());
+                a_config.forgeries = options.battery.as_ref().map(|b| b.forgeries.clone());
                 let slug: String = crate::external::task_short_name(task)
                     .chars()
                     .map(|c| {
@@ -260,7 +263,12 @@ pub fn audit_all(
                         }
                     })
                     .collect();
-                let mut audit = answers::audit(&name, target, &config);
+                let logs = options.out_dir.as_ref().map(|out| {
+                    let name = format!("{INSPECT_LOGS}/{slug}");
+                    (out.join(&name), name)
+                });
+                a_config.model = target.model_run_settings(options, &config.seeds, logs);
+                let mut audit = answers::audit(&name, target, &a_config);
                 if let Some(b) = &options.battery {
                     let run = b.run_against(
                         &ProbeFamily::Answers.forgeries(),
@@ -286,6 +294,10 @@ pub fn check_seeds(seeds: &[u64]) -> Result<(), AuditError> {
     }
     Ok(())
 }
+
+/// The audit folder's subfolder of Inspect logs that `--model` runs on answer targets write
+/// (`inspect-logs/<task>/<model>/seed-<s>/`).
+pub const INSPECT_LOGS: &str = "inspect-logs";
 
 /// The prefix of an Inspect task named on the command line.
 pub const INSPECT_PREFIX: &str = "inspect:";

@@ -4,6 +4,10 @@
 //! `targets/inspect/ci.sh` sets it), when they fail.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../agents/tests/llm_support/mod.rs"]
+mod llm_support;
+
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use benchaudit_audit::answers::{self, forge::Format};
@@ -93,4 +97,112 @@ fn refusals_and_unknown_tasks_are_not_probed_with_their_cause() {
         assert!(c.evidence.contains(says), "{task}: {}", c.evidence);
         assert_eq!(a.card.licensed_claim, Claim::None, "{task}");
     }
+}
+
+/// `audit --model` on an Inspect task: a scripted OpenAI-compatible model answers through
+/// Inspect's own provider, the task's own `multiple_choice` solver and `choice` scorer, one
+/// eval per seed; the statistics are recomputed here from the samples' answer keys.
+#[test]
+fn a_model_through_the_task_gives_worst_case_cvar_and_pass_k_over_seeds() {
+    use benchaudit_audit::answers::model_runs::ModelRunSettings;
+    use benchaudit_audit::trajectories::compare::ModelEndpoint;
+    use llm_support::{Reply, Server};
+    use serde_json::{Value, json};
+
+    if !ready() {
+        return;
+    }
+    // Seed 0 answers B, seed 1 C, seed 2 B, whatever the question.
+    let letter = |seed: u64| if seed == 1 { "C" } else { "B" };
+    let server = Server::start(move |_, r| {
+        let seed = r.body["seed"].as_u64().unwrap_or(99);
+        Reply::ok(json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "scripted",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": format!("ANSWER: {}", letter(seed))}}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 3, "total_tokens": 43}
+        }))
+    });
+    let logs = tempfile::tempdir().unwrap();
+    let t = target("inspect_evals/arc_easy");
+    let mut config = t.answers_config().unwrap();
+    let seeds = [0, 1, 2];
+    config.model = Some(ModelRunSettings {
+        models: vec![ModelEndpoint {
+            name: "scripted:m".into(),
+            model: "m".into(),
+            base_url: server.base_url(),
+            api_key_env: None,
+        }],
+        samples: 3,
+        seeds: seeds.to_vec(),
+        max_tokens: Some(16),
+        logs: Some((logs.path().join("arc"), "inspect-logs/arc".into())),
+    });
+    let a = answers::audit("arc_easy", &t, &config);
+    let [m] = a.model_runs.as_slice() else {
+        panic!("one model: {:?}", a.model_runs)
+    };
+    assert_eq!(m.not_probed, None);
+    assert_eq!(m.samples, a.probed[..3], "the first three probed samples");
+    // Every request carried its trial's seed and the output bound; nine trials, one call each.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 9);
+    let mut by_seed: BTreeMap<u64, usize> = BTreeMap::new();
+    for r in &requests {
+        *by_seed.entry(r.body["seed"].as_u64().unwrap()).or_default() += 1;
+        assert_eq!(r.body["max_tokens"], 16, "{}", r.raw);
+    }
+    assert_eq!(by_seed, BTreeMap::from([(0, 3), (1, 3), (2, 3)]));
+    assert_eq!((m.requests, m.failed_requests), (9, 0));
+    // One Inspect log per seed, where the audit folder names them.
+    assert_eq!(m.logs.len(), 3, "{:?}", m.logs);
+    for (seed, log) in seeds.iter().zip(&m.logs) {
+        let prefix = format!("inspect-logs/arc/scripted_m/seed-{seed}/");
+        assert!(log.starts_with(&prefix) && log.ends_with(".eval"), "{log}");
+        let file = logs.path().join(log.strip_prefix("inspect-logs/").unwrap());
+        assert!(file.is_file(), "{}", file.display());
+    }
+    // The expected scores from the samples' own answer keys.
+    let keys: BTreeMap<String, String> =
+        std::fs::read_to_string(target_dir().join("samples/arc_easy.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|v| {
+                (
+                    v["id"].as_str().unwrap().to_string(),
+                    v["answerKey"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+    let [choice] = m.scorers.as_slice() else {
+        panic!("one scorer: {:?}", m.scorers)
+    };
+    assert_eq!(choice.name, "choice");
+    assert_eq!((choice.scored, choice.unscored), (9, 0));
+    let mut all = Vec::new();
+    let mut every = 0.0;
+    for (row, id) in choice.samples.iter().zip(&m.samples) {
+        let xs: Vec<f64> = seeds
+            .iter()
+            .map(|s| f64::from(u8::from(keys[id] == letter(*s))))
+            .collect();
+        assert_eq!(row.sample, *id);
+        assert_eq!(row.seeds, 3);
+        assert_eq!(row.mean, xs.iter().sum::<f64>() / 3.0, "{id}");
+        assert_eq!(row.worst, xs.iter().copied().fold(1.0, f64::min), "{id}");
+        // CVaR at 0.2 over three trials is the lowest one.
+        assert_eq!(row.cvar, row.worst, "{id}");
+        let passed_all = xs.iter().all(|x| *x == 1.0);
+        assert_eq!(row.pass_hat_k, f64::from(u8::from(passed_all)), "{id}");
+        every += f64::from(u8::from(passed_all)) / 3.0;
+        all.extend(xs);
+    }
+    assert_eq!(choice.mean, Some(all.iter().sum::<f64>() / 9.0));
+    let last = choice.pass_k.last().unwrap();
+    assert_eq!(last.k, 3);
+    assert!((last.pass_hat_k.estimate - every).abs() < 1e-12, "{last:?}");
+    // The key-free card is untouched by the model's scores.
+    assert_eq!(a.card.licensed_claim, Claim::ModelCapability);
 }

@@ -227,5 +227,127 @@ pub fn blocks(a: &AnswersAudit, fig_dir: &Path, slug: &str, index: usize) -> Res
             inline_svg: rendered.svg,
         }));
     }
+    b.extend(model_blocks(a, &root));
     Ok(b)
+}
+
+fn rate(x: Option<f64>, at: &str) -> String {
+    x.map_or("-".into(), |x| tagged(format!("{x:.3}"), at))
+}
+
+/// `--model`: each model through the task's own solver and scorers, trials being seeds.
+fn model_blocks(a: &AnswersAudit, root: &str) -> Vec<Block> {
+    let mut b = Vec::new();
+    for (mi, m) in a.model_runs.iter().enumerate() {
+        let at = format!("{root}/model_runs/{mi}");
+        b.push(Block::Heading(
+            3,
+            format!("`{}` through the task's own solver and scorers", m.model),
+        ));
+        if let Some(why) = &m.not_probed {
+            b.push(Block::Paragraph(format!("**not probed**: {why}")));
+            continue;
+        }
+        let logs = if m.logs.is_empty() {
+            "The Inspect logs were not kept.".to_string()
+        } else {
+            let dir = m.logs[0].rsplitn(3, '/').nth(2).unwrap_or(&m.logs[0]);
+            format!(
+                "Every model request and response is in the Inspect logs under `{dir}/` (one per seed; `inspect view` and `benchaudit import` read them)."
+            )
+        };
+        b.push(Block::Paragraph(format!(
+            "The model answers the first {} samples of the probed sample through the task's own solver chain and scorers, one Inspect eval per seed ({} seeds; the seed set in the model's generate config, so trials are seeds), through Inspect's OpenAI-compatible provider: {} model requests, {} failed. {logs} A model's scores are evidence about the model, not the scorer: no cell changes. A trial passes at a score of 1; CVaR is the mean of the worst {} of a scorer's trials; the worst case of a sample is its lowest trial.",
+            tagged(m.sample_count, &format!("{at}/sample_count")),
+            tagged(m.seed_count, &format!("{at}/seed_count")),
+            tagged(m.requests, &format!("{at}/requests")),
+            tagged(m.failed_requests, &format!("{at}/failed_requests")),
+            tagged(m.cvar_alpha, &format!("{at}/cvar_alpha")),
+        )));
+        let mut rows = Vec::new();
+        for (si, s) in m.scorers.iter().enumerate() {
+            let p = format!("{at}/scorers/{si}");
+            let pass = |k: usize| -> String {
+                s.pass_k.get(k).map_or("-".into(), |x| {
+                    let q = format!("{p}/pass_k/{k}/pass_hat_k");
+                    format!(
+                        "{} [{}, {}]",
+                        tagged(
+                            format!("{:.3}", x.pass_hat_k.estimate),
+                            &format!("{q}/estimate")
+                        ),
+                        tagged(format!("{:.3}", x.pass_hat_k.lo), &format!("{q}/lo")),
+                        tagged(format!("{:.3}", x.pass_hat_k.hi), &format!("{q}/hi")),
+                    )
+                })
+            };
+            let last = s.pass_k.len().saturating_sub(1);
+            rows.push(vec![
+                format!("`{}`", s.name),
+                tagged(s.scored, &format!("{p}/scored")),
+                tagged(s.unscored, &format!("{p}/unscored")),
+                rate(s.mean, &format!("{p}/mean")),
+                rate(s.mean_worst, &format!("{p}/mean_worst")),
+                rate(s.cvar, &format!("{p}/cvar")),
+                pass(0),
+                if s.pass_k.len() > 1 {
+                    format!(
+                        "k = {}: {}",
+                        tagged(s.pass_k[last].k, &format!("{p}/pass_k/{last}/k")),
+                        pass(last)
+                    )
+                } else {
+                    "-".into()
+                },
+                s.excluded
+                    .clone()
+                    .or_else(|| s.note.clone())
+                    .unwrap_or_default(),
+            ]);
+        }
+        b.push(table(
+            vec![
+                "scorer".into(),
+                "trials scored".into(),
+                "unscored".into(),
+                "mean".into(),
+                "mean worst case".into(),
+                "CVaR".into(),
+                "pass^1 [95% CI]".into(),
+                "pass^k [95% CI]".into(),
+                "note".into(),
+            ],
+            rows,
+        ));
+        let mut rows = Vec::new();
+        for (si, s) in m.scorers.iter().enumerate() {
+            for (ri, r) in s.samples.iter().enumerate() {
+                let p = format!("{at}/scorers/{si}/samples/{ri}");
+                rows.push(vec![
+                    format!("`{}`", s.name),
+                    format!("`{}`", r.sample),
+                    tagged(r.seeds, &format!("{p}/seeds")),
+                    rate(Some(r.mean), &format!("{p}/mean")),
+                    rate(Some(r.worst), &format!("{p}/worst")),
+                    rate(Some(r.cvar), &format!("{p}/cvar")),
+                    rate(Some(r.pass_hat_k), &format!("{p}/pass_hat_k")),
+                ]);
+            }
+        }
+        if !rows.is_empty() {
+            b.push(table(
+                vec![
+                    "scorer".into(),
+                    "sample".into(),
+                    "seeds".into(),
+                    "mean".into(),
+                    "worst".into(),
+                    "CVaR".into(),
+                    "pass^k".into(),
+                ],
+                rows,
+            ));
+        }
+    }
+    b
 }

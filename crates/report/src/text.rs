@@ -475,7 +475,7 @@ pub struct AuditSummary {
     /// Files written, relative to `out`.
     pub files: [&'static str; 5],
     /// Per agent-benchmark target: each stage not probed with its cause, and the do-nothing
-    /// floor per group.
+    /// floor per group; per `--model` run through an external target, what ran or why not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Every oracle check passed and both documents passed the guard.
@@ -644,6 +644,46 @@ fn trajectory_notes(report: &benchaudit_audit::AuditReport) -> Vec<String> {
                     .map_or("reward", |g| g.floor.component.as_str()),
                 floors.join(", ")
             ));
+        }
+        for c in &a.comparisons {
+            if let Some(why) = &c.not_probed {
+                out.push(format!("{}: {} not run: {why}", a.target, c.model));
+            }
+        }
+    }
+    // `--model` through an Inspect task: what ran, or why not, so a failed endpoint shows here.
+    for t in &report.answers {
+        let a = &t.audit;
+        for m in &a.model_runs {
+            let line = match &m.not_probed {
+                Some(why) => format!("not run: {why}"),
+                None => {
+                    let scored: Vec<String> = (m.scorers.iter())
+                        .filter(|s| s.excluded.is_none())
+                        .map(|s| {
+                            let mean = s.mean.map_or("-".into(), |x| format!("{x:.3}"));
+                            format!(
+                                "{} {} of {} trials scored, mean {mean}",
+                                s.name,
+                                s.scored,
+                                s.scored + s.unscored
+                            )
+                        })
+                        .collect();
+                    format!(
+                        "{} samples × {} seeds through the task ({}; {} of {} model requests failed); logs in {}",
+                        m.sample_count,
+                        m.seed_count,
+                        scored.join("; "),
+                        m.failed_requests,
+                        m.requests,
+                        m.logs
+                            .first()
+                            .map_or("none kept", |l| l.rsplitn(3, '/').nth(2).unwrap_or(l))
+                    )
+                }
+            };
+            out.push(format!("{}: {}: {line}", a.target, m.model));
         }
     }
     out

@@ -42,6 +42,15 @@ impl DirKind {
             DirKind::Audit | DirKind::Report => &["figures"],
         }
     }
+
+    /// Entries the command itself writes before its marker, whatever they hold: an audit's
+    /// `--model` runs write their Inspect logs while the audit runs, before audit.json.
+    fn written_first(self) -> &'static [&'static str] {
+        match self {
+            DirKind::Audit => &["inspect-logs"],
+            DirKind::Run | DirKind::Report => &[],
+        }
+    }
 }
 
 /// What `dir` holds, judged by the marker files: `None` when it is absent, empty or holds none.
@@ -88,6 +97,7 @@ pub fn claim(dir: &Path, kind: DirKind) -> Result<(), String> {
     let mut foreign: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !kind.written_first().contains(&name.as_str()))
         .filter(|name| {
             !kind.scaffolding().contains(&name.as_str()) || {
                 // A scaffolding folder counts only while empty.
@@ -117,6 +127,20 @@ pub fn claim(dir: &Path, kind: DirKind) -> Result<(), String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn an_audit_claims_the_inspect_logs_its_model_runs_wrote_before_its_marker() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("out");
+        std::fs::create_dir_all(dir.join("inspect-logs/arc/m/seed-0")).unwrap();
+        std::fs::write(dir.join("inspect-logs/arc/m/seed-0/x.eval"), "log").unwrap();
+        assert_eq!(claim(&dir, DirKind::Audit), Ok(()));
+        assert!(
+            claim(&dir, DirKind::Run).is_err(),
+            "a run does not adopt it"
+        );
+        assert!(claim(&dir, DirKind::Report).is_err());
+    }
 
     #[test]
     fn a_folder_is_claimed_only_by_its_own_kind_or_when_new_or_empty() {

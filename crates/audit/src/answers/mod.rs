@@ -29,6 +29,7 @@
 //! ```
 
 pub mod forge;
+pub mod model_runs;
 
 use std::collections::BTreeMap;
 
@@ -136,6 +137,16 @@ pub trait AnswerScorer {
     fn describe(&self) -> Result<Described, HookFailure>;
     /// One result per item, in order.
     fn score(&self, items: &[AnswerItem]) -> Result<Vec<ItemScores>, HookFailure>;
+    /// A real model through the task (`audit --model`): the `run` hook's answer, `None` when
+    /// the target has none ([`model_runs`]). `log_dir`: where the trials' logs go.
+    fn run_model(
+        &self,
+        request: &model_runs::RunRequest<'_>,
+        log_dir: Option<&std::path::Path>,
+    ) -> Option<Result<Value, HookFailure>> {
+        let _ = (request, log_dir);
+        None
+    }
 }
 
 /// What to probe.
@@ -151,6 +162,9 @@ pub struct AnswersConfig {
     /// [`crate::proposed`]); the anchor always runs. `None`: every forgery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forgeries: Option<Vec<String>>,
+    /// `--model`: the models run through the task, trials being the audit's seeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<model_runs::ModelRunSettings>,
 }
 
 /// One forged answer and every scorer's values on it.
@@ -247,6 +261,8 @@ pub struct AnswersAudit {
     pub samples_total: usize,
     /// Samples probed.
     pub samples_probed: usize,
+    /// Their ids, in the dataset's order.
+    pub probed: Vec<String>,
     /// Probed samples per answer kind (free text, number, multiple choice).
     pub kinds: [usize; 3],
     /// The anchor's format.
@@ -266,6 +282,9 @@ pub struct AnswersAudit {
     pub card: Card,
     /// Every forged answer with its values.
     pub items: Vec<ItemRecord>,
+    /// `--model`: each model through the task's own solver and scorers, trials being seeds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model_runs: Vec<model_runs::ModelRuns>,
     /// Hook failures and refusals, when a stage could not run.
     pub failures: Vec<String>,
 }
@@ -279,8 +298,25 @@ const WORDING: Wording = Wording {
     pass_phrase: "scores full marks on",
 };
 
-/// Runs the answer audit of one task. Hook failures never become verdicts.
+/// Runs the answer audit of one task, then (`--model`) each model through it. Hook failures
+/// never become verdicts.
 pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) -> AnswersAudit {
+    let mut refusal = None;
+    let mut out = battery(target, scorer, config, &mut refusal);
+    if let Some(settings) = &config.model {
+        out.model_runs = model_runs::measure(scorer, settings, &out.probed, refusal.as_deref());
+    }
+    out
+}
+
+/// The key-free battery; `refusal` is set when the task itself cannot run (no offline data,
+/// a sandbox, no scorer, no sample), which refuses a model's runs as well.
+fn battery(
+    target: &str,
+    scorer: &dyn AnswerScorer,
+    config: &AnswersConfig,
+    refusal: &mut Option<String>,
+) -> AnswersAudit {
     let mut out = AnswersAudit {
         target: target.into(),
         packages: Value::Null,
@@ -290,6 +326,7 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
         table: forge::table(),
         samples_total: 0,
         samples_probed: 0,
+        probed: Vec::new(),
         kinds: [0; 3],
         format: None,
         scorers: Vec::new(),
@@ -316,6 +353,7 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
         ),
         battery: None,
         items: Vec::new(),
+        model_runs: Vec::new(),
         failures: Vec::new(),
     };
     let refuse = |out: &mut AnswersAudit, why: String| {
@@ -335,17 +373,18 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
     let described = match scorer.describe() {
         Ok(d) => d,
         Err(f) => {
-            refuse(&mut out, failure_text("describe", &f));
+            let why = failure_text("describe", &f);
+            *refusal = Some(why.clone());
+            refuse(&mut out, why);
             return out;
         }
     };
     out.packages = described.packages.clone();
     out.task = described.task.clone();
     if let Some(why) = &described.refused {
-        refuse(
-            &mut out,
-            format!("the task cannot be loaded offline: {why}"),
-        );
+        let why = format!("the task cannot be loaded offline: {why}");
+        *refusal = Some(why.clone());
+        refuse(&mut out, why);
         return out;
     }
     let spec = described
@@ -362,6 +401,7 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
         .cloned()
         .collect();
     out.samples_probed = probed.len();
+    out.probed = probed.iter().map(|s| s.id.clone()).collect();
     for s in &probed {
         out.kinds[AnswerKind::ALL
             .iter()
@@ -369,11 +409,14 @@ pub fn audit(target: &str, scorer: &dyn AnswerScorer, config: &AnswersConfig) ->
             .unwrap_or(0)] += 1;
     }
     if let Some(why) = described.stages.get("criterion") {
+        *refusal = Some(why.clone());
         refuse(&mut out, why.clone());
         return out;
     }
     if probed.is_empty() {
-        refuse(&mut out, "the task has no sample with a target".into());
+        let why = "the task has no sample with a target".to_string();
+        *refusal = Some(why.clone());
+        refuse(&mut out, why);
         return out;
     }
     // 1. The answer format: the target in every format, once.
@@ -954,6 +997,7 @@ mod tests {
             seed: 0,
             epsilon: 0.0,
             forgeries: None,
+            model: None,
         }
     }
 
@@ -991,6 +1035,7 @@ mod tests {
     fn a_battery_given_as_data_builds_its_forgeries_and_the_anchor_only() {
         let only = AnswersConfig {
             forgeries: Some(vec!["every_candidate".into()]),
+            model: None,
             ..config()
         };
         let a = audit("fake", &Fake::new(last_number), &only);

@@ -126,6 +126,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         task_args: args.task_args.iter().cloned().collect(),
         samples_file,
         battery,
+        out_dir: Some(std::path::absolute(&args.out)?),
         ..TargetOptions::default()
     };
     let targets = load_targets(&refs, &options).map_err(|e| UsageError(e.to_string()))?;

@@ -101,7 +101,8 @@ struct Log {
 /// messages. Any other sample
 /// becomes a record keyed (model, L2, `task.sample_id`, epoch): its policy is the eval's
 /// model, its task the eval's task and sample id (characters outside `A-Za-z0-9._-` written
-/// as `_`, so the ledger can name its transcript file), its seed the epoch, its `reward` the
+/// as `_`, so the ledger can name its transcript file), its seed the epoch (or, for an eval of
+/// one epoch whose generate config sets a seed, that seed: [`trial_seed`]), its `reward` the
 /// chosen score read as Inspect reads it ([`value_to_float`]), its usage the sample's model
 /// usage; a sample that ended in an error is an `infra_error` record.
 ///
@@ -177,7 +178,7 @@ pub fn import_logs(logs: &[PathBuf], out: &Path, opts: &ImportOptions) -> Result
                     s
                 }
             };
-            let record = foreign_record(eval, sample, &scorer, &what)?;
+            let record = foreign_record(eval, sample, &scorer, trial_seed(&log.header), &what)?;
             summary.errors += usize::from(record.outcome == Outcome::InfraError);
             summary.unscored += usize::from(record.reward.is_none());
             records.push((record, transcript));
@@ -326,7 +327,31 @@ pub(crate) fn shorten(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-fn foreign_record(eval: &Value, sample: &Value, scorer: &str, what: &str) -> Result<EpisodeRecord> {
+/// The trial an eval of one epoch stands for, when its generate config sets a seed (the
+/// model's config, as `audit --model` sets one per seed, else the eval's, as `inspect eval
+/// --seed S` sets it): evals of the same task and model run under different seeds are then
+/// different trials, not one epoch twice. `None` for an eval of several epochs or no seed.
+fn trial_seed(header: &Value) -> Option<u64> {
+    let epochs = header
+        .pointer("/eval/config/epochs")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    if epochs != 1 {
+        return None;
+    }
+    header
+        .pointer("/eval/model_generate_config/seed")
+        .and_then(Value::as_u64)
+        .or_else(|| header.pointer("/plan/config/seed").and_then(Value::as_u64))
+}
+
+fn foreign_record(
+    eval: &Value,
+    sample: &Value,
+    scorer: &str,
+    trial_seed: Option<u64>,
+    what: &str,
+) -> Result<EpisodeRecord> {
     let model = eval.get("model").and_then(Value::as_str).unwrap_or("");
     let task = eval.get("task").and_then(Value::as_str).unwrap_or("");
     let id = match field(sample, "id", what)? {
@@ -398,7 +423,7 @@ fn foreign_record(eval: &Value, sample: &Value, scorer: &str, what: &str) -> Res
             policy: model.to_string(),
             level: Level::L2,
             task_id: format!("{}.{}", file_safe(task), file_safe(&id)),
-            seed: epoch,
+            seed: trial_seed.unwrap_or(epoch),
             arm: None,
             options_hash,
         },
@@ -464,7 +489,7 @@ fn comtrade_record(eval: &Value, sample: &Value, what: &str) -> Result<Option<Ep
         arg("tool_text", "clarified"),
         arg("submission", "full"),
     );
-    let mut record = foreign_record(eval, sample, "f1", what)?;
+    let mut record = foreign_record(eval, sample, "f1", None, what)?;
     record.key.policy = format!("{}+{scaffold}", record.key.policy);
     record.key.task_id = task.task_id.to_string();
     record.key.seed = seed;
@@ -664,5 +689,49 @@ mod tests {
         assert_eq!(r.outcome, Outcome::NoSubmission);
         assert_eq!(r.scores, Some(empty));
         assert_eq!(r.payload_sha256, None);
+    }
+
+    /// A `.json` log of one sample of a foreign task, one epoch, `seed` in the model's
+    /// generate config (none: not set), `epochs` in the eval's config.
+    fn foreign(dir: &Path, name: &str, seed: Option<u64>, epochs: u64, value: &str) -> PathBuf {
+        let doc = json!({
+            "version": 2, "status": "success",
+            "eval": {"task": "arc_easy", "model": "openai-api/benchaudit/m",
+                     "config": {"epochs": epochs},
+                     "model_generate_config": {"seed": seed, "max_tokens": 16}},
+            "plan": {"config": {}},
+            "samples": [{"id": "q1", "epoch": 1, "scores": {"choice": {"value": value}},
+                         "messages": []}],
+        });
+        let path = dir.join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    }
+
+    #[test]
+    fn evals_run_under_different_seeds_are_different_trials() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = [
+            foreign(dir.path(), "s3.json", Some(3), 1, "C"),
+            foreign(dir.path(), "s7.json", Some(7), 1, "I"),
+        ];
+        let out = dir.path().join("run");
+        import_logs(&logs, &out, &ImportOptions::default()).unwrap();
+        let got: Vec<(u64, Option<f64>)> = records(&out)
+            .iter()
+            .map(|r| (r.key.seed, r.reward))
+            .collect();
+        assert_eq!(got, [(3, Some(1.0)), (7, Some(0.0))]);
+        // Without a seed (or with several epochs) the epoch is the trial: two such evals of
+        // the same sample are one trial twice, refused.
+        let twice = [
+            foreign(dir.path(), "a.json", None, 1, "C"),
+            foreign(dir.path(), "b.json", None, 1, "I"),
+        ];
+        let e = import_logs(&twice, &dir.path().join("run2"), &ImportOptions::default());
+        assert!(e.unwrap_err().to_string().contains("same episode"));
+        let epochs = [foreign(dir.path(), "e.json", Some(5), 3, "C")];
+        import_logs(&epochs, &dir.path().join("run3"), &ImportOptions::default()).unwrap();
+        assert_eq!(records(&dir.path().join("run3"))[0].key.seed, 1);
     }
 }
