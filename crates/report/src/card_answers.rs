@@ -257,7 +257,7 @@ fn model_blocks(a: &AnswersAudit, root: &str) -> Vec<Block> {
             )
         };
         b.push(Block::Paragraph(format!(
-            "The model answers the first {} samples of the probed sample through the task's own solver chain and scorers, one Inspect eval per seed ({} seeds; the seed set in the model's generate config, so trials are seeds), through Inspect's OpenAI-compatible provider: {} model requests, {} failed. {logs} A model's scores are evidence about the model, not the scorer: no cell changes. A trial passes at a score of 1; CVaR is the mean of the worst {} of a scorer's trials; the worst case of a sample is its lowest trial.",
+            "The model answers the first {} sample(s) of the probed sample through the task's own solver chain and scorers, one Inspect eval per seed ({} seed(s); the seed set in the model's generate config, so trials are seeds), through Inspect's OpenAI-compatible provider: {} model requests, {} failed. {logs} A model's scores are evidence about the model, not the scorer: no cell changes. A trial passes at a score of 1; CVaR is the mean of the worst {} of a scorer's trials; the worst case of a sample is its lowest trial.",
             tagged(m.sample_count, &format!("{at}/sample_count")),
             tagged(m.seed_count, &format!("{at}/seed_count")),
             tagged(m.requests, &format!("{at}/requests")),

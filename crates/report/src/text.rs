@@ -671,7 +671,7 @@ fn trajectory_notes(report: &benchaudit_audit::AuditReport) -> Vec<String> {
                         })
                         .collect();
                     format!(
-                        "{} samples × {} seeds through the task ({}; {} of {} model requests failed); logs in {}",
+                        "{} sample(s) × {} seed(s) through the task ({}; {} of {} model requests failed); logs in {}",
                         m.sample_count,
                         m.seed_count,
                         scored.join("; "),
