@@ -70,13 +70,6 @@ pub struct Joint {
     pub spread: CellSpread,
 }
 
-/// (judge / 100, F1) of one episode.
-type Scored = (f64, f64);
-/// (player, arm, options hash): a row of the 2×2.
-type Family = (String, Option<String>, String);
-/// (task, seed) → level → scores: one family's episodes.
-type Episodes = BTreeMap<(String, u64), BTreeMap<Level, Scored>>;
-
 /// The 2×2 of `records` (infra errors and unscored episodes left out of the means, not of the
 /// rows); `None` when no player has a scored episode at both L0 and L2. `label` names a row from (player, arm, options
 /// hash).
@@ -135,100 +128,226 @@ pub fn compute_from<'a>(
     episodes: impl IntoIterator<Item = JointEpisode<'a>>,
     label: &dyn Fn(&str, Option<&str>, &str) -> String,
 ) -> Option<Joint> {
-    type PayloadKey = (String, u64, Option<String>, String);
-    // family → (task, seed) → level → scores; families in order of first appearance.
-    let mut order: Vec<Family> = Vec::new();
-    let mut by: BTreeMap<Family, Episodes> = BTreeMap::new();
-    // (task, seed, arm, options) → player → payload hash, at L0.
-    let mut payloads: BTreeMap<PayloadKey, BTreeMap<String, Option<String>>> = BTreeMap::new();
+    type GroupKey<'a> = (&'a str, Level, &'a str, Option<&'a str>, &'a str);
+    // The episodes' groups in order of first appearance, each with its scored episodes by
+    // seed (a repeated seed keeps the last scored record, as a map insert would).
+    let mut order: Vec<GroupKey<'a>> = Vec::new();
+    let mut scored: BTreeMap<GroupKey<'a>, BTreeMap<u64, JointScored<Option<&'a str>>>> =
+        BTreeMap::new();
     for k in episodes {
         if !matches!(k.level, Level::L0 | Level::L2) {
             continue;
         }
-        let family = (
-            k.policy.to_string(),
-            k.arm.map(str::to_string),
-            k.options_hash.to_string(),
-        );
-        if !by.contains_key(&family) {
-            order.push(family.clone());
-            by.insert(family.clone(), Episodes::new());
-        }
-        let Some((f1, judge_total)) = k
-            .scores
-            .filter(|_| k.outcome != Outcome::InfraError)
-            .filter(|(f1, judge_total)| f1.is_finite() && judge_total.is_finite())
-        else {
-            continue;
-        };
-        by.entry(family)
-            .or_default()
-            .entry((k.task_id.to_string(), k.seed))
-            .or_default()
-            .insert(k.level, (judge_total / JUDGE_SCALE, f1));
-        if k.level == Level::L0 {
-            payloads
-                .entry((
-                    k.task_id.to_string(),
-                    k.seed,
-                    k.arm.map(str::to_string),
-                    k.options_hash.to_string(),
-                ))
-                .or_default()
-                .insert(k.policy.to_string(), k.payload_sha256.map(str::to_string));
+        let key = (k.policy, k.level, k.task_id, k.arm, k.options_hash);
+        let group = scored.entry(key).or_insert_with(|| {
+            order.push(key);
+            BTreeMap::new()
+        });
+        if let Some(s) = JointScored::of(k.outcome, k.scores, k.payload_sha256) {
+            group.insert(k.seed, JointScored { seed: k.seed, ..s });
         }
     }
-    let (mut tasks, mut seeds) = (Vec::new(), Vec::new());
+    let groups: Vec<JointGroup<'a, Vec<JointScored<Option<&'a str>>>>> = order
+        .into_iter()
+        .enumerate()
+        .map(|(first, key)| {
+            let (policy, level, task_id, arm, options_hash) = key;
+            JointGroup {
+                policy,
+                level,
+                task_id,
+                arm,
+                options_hash,
+                first,
+                scored: scored
+                    .remove(&key)
+                    .map(|m| m.into_values().collect())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    compute_grouped(&groups, label)
+}
+
+/// One scored episode of a [`JointGroup`]: not an infra error, both scores finite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JointScored<P> {
+    /// Seed.
+    pub seed: u64,
+    /// Judge total / 100.
+    pub judge: f64,
+    /// Ground-truth F1.
+    pub f1: f64,
+    /// What its submitted payload is compared by (at L0); two payloads are identical when
+    /// these are equal and not `None`.
+    pub payload: P,
+}
+
+impl<P> JointScored<Option<P>> {
+    /// The episode as the 2×2 reads it, or `None` when it is left out of the means (an infra
+    /// error, unscored, or a score not finite); its seed is 0 (set it).
+    pub fn of(outcome: Outcome, scores: Option<(f64, f64)>, payload: Option<P>) -> Option<Self> {
+        let (f1, judge_total) = scores
+            .filter(|_| outcome != Outcome::InfraError)
+            .filter(|(f1, judge_total)| f1.is_finite() && judge_total.is_finite())?;
+        Some(JointScored {
+            seed: 0,
+            judge: judge_total / JUDGE_SCALE,
+            f1,
+            payload,
+        })
+    }
+}
+
+/// A group's scored episodes ([`JointScored::of`]), ascending seed, each seed once, read as
+/// often as the 2×2 needs them (a reader that keeps its episodes as columns gives a view).
+pub trait ScoredEpisodes {
+    /// What a payload is compared by.
+    type Payload: PartialEq;
+    /// The episodes.
+    fn scored(&self) -> impl Iterator<Item = JointScored<Option<Self::Payload>>> + '_;
+}
+
+impl<P: PartialEq + Clone> ScoredEpisodes for Vec<JointScored<Option<P>>> {
+    type Payload = P;
+    fn scored(&self) -> impl Iterator<Item = JointScored<Option<P>>> + '_ {
+        self.iter().cloned()
+    }
+}
+
+/// The episodes of one (player, level, task, arm, options) group the 2×2 reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointGroup<'a, S> {
+    /// The player (`key.policy`).
+    pub policy: &'a str,
+    /// `key.level` (groups at other levels than L0 and L2 are ignored).
+    pub level: Level,
+    /// `key.task_id`.
+    pub task_id: &'a str,
+    /// `key.arm`.
+    pub arm: Option<&'a str>,
+    /// `key.options_hash`.
+    pub options_hash: &'a str,
+    /// When the group's first episode came (any ordered key): the rows follow their players'
+    /// first episodes at L0 or L2.
+    pub first: usize,
+    /// Its scored episodes.
+    pub scored: S,
+}
+
+/// (player or task, arm, options hash): a family of the 2×2, or an L0 payload comparison's
+/// (task, arm, options).
+type FamilyKey<'a> = (&'a str, Option<&'a str>, &'a str);
+
+/// One cell's value of a (task, seed) episode from its L0 and L2 records.
+type Pick<P> = dyn Fn(&JointScored<Option<P>>, &JointScored<Option<P>>) -> f64;
+
+/// [`compute`] over episodes given by group: the one computation behind [`compute_from`],
+/// for a reader that keeps a run's episodes by group (a report). Groups are read in place:
+/// what is held is one family's means at a time.
+pub fn compute_grouped<S: ScoredEpisodes>(
+    groups: &[JointGroup<'_, S>],
+    label: &dyn Fn(&str, Option<&str>, &str) -> String,
+) -> Option<Joint> {
+    let groups: Vec<&JointGroup<'_, S>> = groups
+        .iter()
+        .filter(|g| matches!(g.level, Level::L0 | Level::L2))
+        .collect();
+    // Families (player, arm, options) in order of their first episode.
+    let mut firsts: BTreeMap<FamilyKey<'_>, usize> = BTreeMap::new();
+    for g in &groups {
+        let first = firsts
+            .entry((g.policy, g.arm, g.options_hash))
+            .or_insert(g.first);
+        *first = (*first).min(g.first);
+    }
+    let mut order: Vec<(FamilyKey<'_>, usize)> = firsts.into_iter().collect();
+    order.sort_by_key(|&(_, first)| first);
+    let mut tasks = std::collections::BTreeSet::new();
+    let mut seeds = std::collections::BTreeSet::new();
     let mut rows = Vec::new();
-    for family in order {
-        let Some(episodes) = by.get(&family) else {
-            continue;
-        };
-        let shared: Vec<(&(String, u64), Scored, Scored)> = episodes
+    for ((player, arm, options_hash), _) in order {
+        // The family's groups by task (in task order) at each level.
+        let mut by_task: BTreeMap<&str, [Option<&JointGroup<'_, S>>; 2]> = BTreeMap::new();
+        for g in groups
             .iter()
-            .filter_map(|(at, levels)| {
-                Some((at, *levels.get(&Level::L0)?, *levels.get(&Level::L2)?))
-            })
-            .collect();
-        for ((task, seed), _, _) in &shared {
-            tasks.push(task.clone());
-            seeds.push(*seed);
+            .filter(|g| (g.policy, g.arm, g.options_hash) == (player, arm, options_hash))
+        {
+            let slot = usize::from(g.level == Level::L2);
+            by_task.entry(g.task_id).or_default()[slot] = Some(g);
         }
-        // Sums in (task, seed) order: the order is part of the bit-exact result.
-        // `mean` of no episodes is an error: the cell is None and reads "no data".
-        let col = |f: &dyn Fn(Scored, Scored) -> f64| {
-            mean(
-                &shared
-                    .iter()
-                    .map(|&(_, l0, l2)| f(l0, l2))
-                    .collect::<Vec<_>>(),
-            )
-            .ok()
+        let both: Vec<(&str, &JointGroup<'_, S>, &JointGroup<'_, S>)> = by_task
+            .iter()
+            .filter_map(|(task, [l0, l2])| Some((*task, (*l0)?, (*l2)?)))
+            .collect();
+        // One value of each (task, seed) episode scored at both levels, in (task, seed)
+        // order: the order is part of the bit-exact result.
+        let shared = |f: &Pick<S::Payload>, each: &mut dyn FnMut(&str, u64)| {
+            let mut values = Vec::new();
+            for (task, l0, l2) in &both {
+                let mut at_l2 = l2.scored.scored().peekable();
+                for a in l0.scored.scored() {
+                    while at_l2.next_if(|b| b.seed < a.seed).is_some() {}
+                    if let Some(b) = at_l2.next_if(|b| b.seed == a.seed) {
+                        values.push(f(&a, &b));
+                        each(task, a.seed);
+                    }
+                }
+            }
+            values
         };
-        let (player, arm, options_hash) = family;
+        // `mean` of no episodes is an error: the cell is None and reads "no data".
+        let l0_judge = shared(&|l0, _| l0.judge, &mut |task, seed| {
+            tasks.insert(task.to_string());
+            seeds.insert(seed);
+        });
+        let n = l0_judge.len();
+        let col = |f: &Pick<S::Payload>| mean(&shared(f, &mut |_, _| {})).ok();
         rows.push(JointRow {
-            label: label(&player, arm.as_deref(), &options_hash),
-            n: shared.len(),
-            l0_judge: col(&|l0, _| l0.0),
-            l0_truth: col(&|l0, _| l0.1),
-            l2_judge: col(&|_, l2| l2.0),
-            l2_truth: col(&|_, l2| l2.1),
-            player,
-            arm,
-            options_hash,
+            label: label(player, arm, options_hash),
+            n,
+            l0_judge: mean(&l0_judge).ok(),
+            l0_truth: col(&|l0, _| l0.f1),
+            l2_judge: col(&|_, l2| l2.judge),
+            l2_truth: col(&|_, l2| l2.f1),
+            player: player.to_string(),
+            arm: arm.map(str::to_string),
+            options_hash: options_hash.to_string(),
         });
     }
     if rows.iter().all(|r| r.n == 0) {
         return None;
     }
+    // Player pairs on the same (task, seed, arm, options) at L0: the L0 groups of one (task,
+    // arm, options), one per player, joined by seed.
+    let mut buckets: BTreeMap<FamilyKey<'_>, Vec<&JointGroup<'_, S>>> = BTreeMap::new();
+    for g in groups.iter().filter(|g| g.level == Level::L0) {
+        buckets
+            .entry((g.task_id, g.arm, g.options_hash))
+            .or_default()
+            .push(g);
+    }
     let (mut pairs, mut identical) = (0, 0);
-    for by_player in payloads.values() {
-        let hashes: Vec<&Option<String>> = by_player.values().collect();
-        for i in 0..hashes.len() {
-            for j in i + 1..hashes.len() {
-                pairs += 1;
-                if hashes[i].is_some() && hashes[i] == hashes[j] {
-                    identical += 1;
+    for players in buckets.values() {
+        let mut cursors: Vec<_> = players
+            .iter()
+            .map(|g| g.scored.scored().peekable())
+            .collect();
+        while let Some(seed) = cursors
+            .iter_mut()
+            .filter_map(|c| c.peek().map(|e| e.seed))
+            .min()
+        {
+            let hashes: Vec<Option<S::Payload>> = cursors
+                .iter_mut()
+                .filter_map(|c| c.next_if(|e| e.seed == seed).map(|e| e.payload))
+                .collect();
+            for i in 0..hashes.len() {
+                for j in i + 1..hashes.len() {
+                    pairs += 1;
+                    if hashes[i].is_some() && hashes[i] == hashes[j] {
+                        identical += 1;
+                    }
                 }
             }
         }
@@ -247,13 +366,9 @@ pub fn compute_from<'a>(
         l2_judge: spread(|r| r.l2_judge),
         l2_truth: spread(|r| r.l2_truth),
     };
-    tasks.sort();
-    tasks.dedup();
-    seeds.sort_unstable();
-    seeds.dedup();
     Some(Joint {
-        tasks,
-        seeds,
+        tasks: tasks.into_iter().collect(),
+        seeds: seeds.into_iter().collect(),
         rows,
         l0_pairs: pairs,
         l0_identical: identical,
@@ -288,6 +403,7 @@ mod tests {
     use super::*;
     use benchaudit_agents::RuleKind;
     use benchaudit_comtrade::task;
+    use proptest::prelude::*;
 
     fn records() -> Vec<EpisodeRecord> {
         let t = task("T1_single_page").expect("task");
@@ -342,5 +458,192 @@ mod tests {
             r.scores = None;
         }
         assert_eq!(compute(&rs, &|p, _, _| p.to_string()), None);
+    }
+
+    type Scored = (f64, f64);
+    type Family = (String, Option<String>, String);
+    type Episodes = BTreeMap<(String, u64), BTreeMap<Level, Scored>>;
+
+    /// The computation as it was before it went by group (records in a map per family).
+    #[allow(clippy::type_complexity)]
+    fn reference<'a>(
+        episodes: impl IntoIterator<Item = JointEpisode<'a>>,
+        label: &dyn Fn(&str, Option<&str>, &str) -> String,
+    ) -> Option<Joint> {
+        type PayloadKey = (String, u64, Option<String>, String);
+        // family → (task, seed) → level → scores; families in order of first appearance.
+        let mut order: Vec<Family> = Vec::new();
+        let mut by: BTreeMap<Family, Episodes> = BTreeMap::new();
+        // (task, seed, arm, options) → player → payload hash, at L0.
+        let mut payloads: BTreeMap<PayloadKey, BTreeMap<String, Option<String>>> = BTreeMap::new();
+        for k in episodes {
+            if !matches!(k.level, Level::L0 | Level::L2) {
+                continue;
+            }
+            let family = (
+                k.policy.to_string(),
+                k.arm.map(str::to_string),
+                k.options_hash.to_string(),
+            );
+            if !by.contains_key(&family) {
+                order.push(family.clone());
+                by.insert(family.clone(), BTreeMap::new());
+            }
+            let Some((f1, judge_total)) = k
+                .scores
+                .filter(|_| k.outcome != Outcome::InfraError)
+                .filter(|(f1, judge_total)| f1.is_finite() && judge_total.is_finite())
+            else {
+                continue;
+            };
+            by.entry(family)
+                .or_default()
+                .entry((k.task_id.to_string(), k.seed))
+                .or_default()
+                .insert(k.level, (judge_total / JUDGE_SCALE, f1));
+            if k.level == Level::L0 {
+                payloads
+                    .entry((
+                        k.task_id.to_string(),
+                        k.seed,
+                        k.arm.map(str::to_string),
+                        k.options_hash.to_string(),
+                    ))
+                    .or_default()
+                    .insert(k.policy.to_string(), k.payload_sha256.map(str::to_string));
+            }
+        }
+        let (mut tasks, mut seeds) = (Vec::new(), Vec::new());
+        let mut rows = Vec::new();
+        for family in order {
+            let Some(episodes) = by.get(&family) else {
+                continue;
+            };
+            let shared: Vec<(&(String, u64), Scored, Scored)> = episodes
+                .iter()
+                .filter_map(|(at, levels)| {
+                    Some((at, *levels.get(&Level::L0)?, *levels.get(&Level::L2)?))
+                })
+                .collect();
+            for ((task, seed), _, _) in &shared {
+                tasks.push(task.clone());
+                seeds.push(*seed);
+            }
+            // Sums in (task, seed) order: the order is part of the bit-exact result.
+            // `mean` of no episodes is an error: the cell is None and reads "no data".
+            let col = |f: &dyn Fn(Scored, Scored) -> f64| {
+                mean(
+                    &shared
+                        .iter()
+                        .map(|&(_, l0, l2)| f(l0, l2))
+                        .collect::<Vec<_>>(),
+                )
+                .ok()
+            };
+            let (player, arm, options_hash) = family;
+            rows.push(JointRow {
+                label: label(&player, arm.as_deref(), &options_hash),
+                n: shared.len(),
+                l0_judge: col(&|l0, _| l0.0),
+                l0_truth: col(&|l0, _| l0.1),
+                l2_judge: col(&|_, l2| l2.0),
+                l2_truth: col(&|_, l2| l2.1),
+                player,
+                arm,
+                options_hash,
+            });
+        }
+        if rows.iter().all(|r| r.n == 0) {
+            return None;
+        }
+        let (mut pairs, mut identical) = (0, 0);
+        for by_player in payloads.values() {
+            let hashes: Vec<&Option<String>> = by_player.values().collect();
+            for i in 0..hashes.len() {
+                for j in i + 1..hashes.len() {
+                    pairs += 1;
+                    if hashes[i].is_some() && hashes[i] == hashes[j] {
+                        identical += 1;
+                    }
+                }
+            }
+        }
+        let spread = |f: fn(&JointRow) -> Option<f64>| {
+            rows.iter()
+                .filter_map(f)
+                .fold(None, |acc: Option<(f64, f64)>, v| {
+                    Some(acc.map_or((v, v), |(a, b)| (a.min(v), b.max(v))))
+                })
+                .map(|(lo, hi)| hi - lo)
+        };
+        let spread = CellSpread {
+            l0_judge: spread(|r| r.l0_judge),
+            l0_truth: spread(|r| r.l0_truth),
+            l2_judge: spread(|r| r.l2_judge),
+            l2_truth: spread(|r| r.l2_truth),
+        };
+        tasks.sort();
+        tasks.dedup();
+        seeds.sort_unstable();
+        seeds.dedup();
+        Some(Joint {
+            tasks,
+            seeds,
+            rows,
+            l0_pairs: pairs,
+            l0_identical: identical,
+            spread,
+        })
+    }
+
+    /// (player, level, task, seed, arm, outcome, score kind, payload) indices.
+    type Drawn = (usize, u8, usize, u64, usize, u8, u8, u8);
+
+    fn episode_strategy() -> impl Strategy<Value = Vec<Drawn>> {
+        prop::collection::vec(
+            (
+                0..3usize,
+                0..3u8,
+                0..3usize,
+                0..4u64,
+                0..2usize,
+                0..4u8,
+                0..3u8,
+                0..3u8,
+            ),
+            0..60,
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn by_group_is_the_reference_computation(eps in episode_strategy()) {
+            let players = ["b", "a", "c"];
+            let tasks = ["T2", "T10", "T1"];
+            let arms = [None, Some("x")];
+            let payloads = [None, Some("h1"), Some("h2")];
+            let episodes: Vec<JointEpisode<'_>> = eps
+                .iter()
+                .map(|&(p, level, t, seed, arm, outcome, score, payload)| JointEpisode {
+                    policy: players[p],
+                    level: [Level::L0, Level::L1, Level::L2][usize::from(level)],
+                    task_id: tasks[t],
+                    seed,
+                    arm: arms[arm],
+                    options_hash: if arm == 0 { "o1" } else { "o2" },
+                    outcome: if outcome == 0 { Outcome::InfraError } else { Outcome::Submitted },
+                    scores: match score {
+                        0 => None,
+                        1 => Some((0.25 * f64::from(outcome), 50.0)),
+                        _ => Some((1.0, 10.0 * f64::from(payload))),
+                    },
+                    payload_sha256: payloads[usize::from(payload)],
+                })
+                .collect();
+            let label = |p: &str, a: Option<&str>, o: &str| format!("{p}{a:?}{o}");
+            let new = compute_from(episodes.iter().copied(), &label);
+            let old = reference(episodes.iter().copied(), &label);
+            proptest::prop_assert_eq!(new, old);
+        }
     }
 }

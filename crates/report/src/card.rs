@@ -52,7 +52,8 @@ pub fn write_audit(report: &AuditReport, out: &Path) -> Result<CardOutput> {
     let doc = report.document();
     let blocks = blocks(report, &cards, out)?;
     let md = markdown(&blocks);
-    let page = html("BenchAudit validity card", &blocks);
+    let page = html("BenchAudit validity card", &blocks)
+        .map_err(io("rendering report.html".to_string()))?;
     let pretty = |v: &serde_json::Value, what: &str| {
         serde_json::to_string_pretty(v).map_err(json_err(format!("serialising {what}")))
     };
@@ -157,7 +158,7 @@ fn figure(caption: String, name: &str, rendered: figures::Rendered) -> Block {
         caption,
         svg: format!("{FIGURE_DIR}/{name}.svg"),
         png: format!("{FIGURE_DIR}/{name}.png"),
-        inline_svg: rendered.svg,
+        inline_svg: rendered.inline(),
     })
 }
 

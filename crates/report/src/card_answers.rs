@@ -224,7 +224,7 @@ pub fn blocks(a: &AnswersAudit, fig_dir: &Path, slug: &str, index: usize) -> Res
             ),
             svg: format!("{FIGURE_DIR}/{name}.svg"),
             png: format!("{FIGURE_DIR}/{name}.png"),
-            inline_svg: rendered.svg,
+            inline_svg: rendered.inline(),
         }));
     }
     b.extend(model_blocks(a, &root));

@@ -218,7 +218,7 @@ pub fn blocks(a: &CallsAudit, fig_dir: &Path, slug: &str) -> Result<Vec<Block>> 
             ),
             svg: format!("{FIGURE_DIR}/{name}.svg"),
             png: format!("{FIGURE_DIR}/{name}.png"),
-            inline_svg: rendered.svg,
+            inline_svg: rendered.inline(),
         }));
     }
     Ok(b)

@@ -428,7 +428,7 @@ fn group_blocks(
                 ),
                 svg: format!("{FIGURE_DIR}/{name}.svg"),
                 png: format!("{FIGURE_DIR}/{name}.png"),
-                inline_svg: rendered.svg,
+                inline_svg: rendered.inline(),
             }));
         }
     }

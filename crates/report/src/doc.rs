@@ -5,6 +5,8 @@
 //! differ in the other.
 
 use std::fmt::Write as _;
+use std::io::{self, BufRead as _, Write as IoWrite};
+use std::path::{Path, PathBuf};
 
 /// Column alignment of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +27,34 @@ pub struct FigureBlock {
     /// PNG path relative to the report.
     pub png: String,
     /// The SVG document, inlined into the HTML page.
-    pub inline_svg: String,
+    pub inline_svg: InlineSvg,
+}
+
+/// The SVG a page inlines for a figure.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InlineSvg {
+    /// The document's text.
+    Text(String),
+    /// A file [`crate::figures::write`] wrote, holding `lines` newlines: copied into the page
+    /// as the page is written, never held (a figure's text follows its data).
+    File {
+        /// The SVG file.
+        path: PathBuf,
+        /// Its newlines.
+        lines: usize,
+    },
+}
+
+impl From<String> for InlineSvg {
+    fn from(text: String) -> Self {
+        InlineSvg::Text(text)
+    }
+}
+
+impl From<&str> for InlineSvg {
+    fn from(text: &str) -> Self {
+        InlineSvg::Text(text.to_string())
+    }
 }
 
 /// One block of a report. Paragraph and cell text may hold `code` spans in backticks.
@@ -255,8 +284,173 @@ figcaption{font-style:italic;margin-top:.4em}";
 /// Renders blocks as one self-contained HTML page (inline CSS, inline SVG figures).
 ///
 /// Exists for report.html: it opens anywhere without the figure files next to it.
-#[must_use]
-pub fn html(title: &str, blocks: &[Block]) -> String {
+///
+/// # Errors
+/// A figure's SVG file cannot be read.
+pub fn html(title: &str, blocks: &[Block]) -> io::Result<String> {
+    let mut page = Vec::new();
+    write_html(&mut page, title, blocks)?;
+    String::from_utf8(page).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// [`html`] written into `out` as it is rendered, each figure file copied in from disk: the
+/// page is never held whole.
+///
+/// # Errors
+/// A figure's SVG file cannot be read, or `out` cannot be written.
+pub fn write_html(out: &mut dyn IoWrite, title: &str, blocks: &[Block]) -> io::Result<()> {
+    let tags = holds_tag(title, blocks)?;
+    render_html(&mut Page { out, tags }, title, blocks, Figures::Inline)
+}
+
+/// The page [`html`] renders, with each SVG file replaced by an empty `<svg>` element holding
+/// as many newlines: what a reader sees of it (the text the number guard checks, which drops
+/// `<svg>` elements and keeps their line breaks) is the text of the whole page, without
+/// holding the figures.
+///
+/// # Errors
+/// A figure's SVG file cannot be read (only a file not written by [`crate::figures::write`]
+/// is).
+pub fn html_for_guard(title: &str, blocks: &[Block]) -> io::Result<String> {
+    let tags = holds_tag(title, blocks)?;
+    let mut page = Vec::new();
+    render_html(
+        &mut Page {
+            out: &mut page,
+            tags,
+        },
+        title,
+        blocks,
+        Figures::Placeholders,
+    )?;
+    String::from_utf8(page).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// How [`render_html`] writes a figure file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Figures {
+    Inline,
+    Placeholders,
+}
+
+/// The page being written: the path tags of [`tagged`] are written as HTML comments when the
+/// page holds a tag start anywhere (as [`write_tags`] does on a whole page).
+struct Page<'o> {
+    out: &'o mut dyn IoWrite,
+    tags: bool,
+}
+
+impl Page<'_> {
+    fn text(&mut self, s: &str) -> io::Result<()> {
+        if self.tags && (s.contains(TAG_START) || s.contains(TAG_END)) {
+            let s = s.replace(TAG_START, "<!-- ").replace(TAG_END, " -->");
+            self.out.write_all(s.as_bytes())
+        } else {
+            self.out.write_all(s.as_bytes())
+        }
+    }
+}
+
+/// Whether the page holds a tag start: in its text, or in a figure file.
+fn holds_tag(title: &str, blocks: &[Block]) -> io::Result<bool> {
+    let has = |s: &str| s.contains(TAG_START);
+    if has(title) {
+        return Ok(true);
+    }
+    let mut files = Vec::new();
+    for block in blocks {
+        let found = match block {
+            Block::Heading(_, text) | Block::Paragraph(text) => has(text),
+            Block::List(items) => items.iter().any(|i| has(i)),
+            Block::Table { header, rows, .. } => {
+                header.iter().any(|h| has(h)) || rows.iter().flatten().any(|c| has(c))
+            }
+            Block::Figure(f) => {
+                let in_svg = match &f.inline_svg {
+                    InlineSvg::Text(t) => has(t),
+                    InlineSvg::File { path, .. } => {
+                        files.push(path.as_path());
+                        false
+                    }
+                };
+                in_svg || has(&f.caption) || has(&f.svg) || has(&f.png)
+            }
+        };
+        if found {
+            return Ok(true);
+        }
+    }
+    for path in files {
+        if file_holds(path, TAG_START)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether the file at `path` holds the character `c`, read in buffered pieces.
+fn file_holds(path: &Path, c: char) -> io::Result<bool> {
+    let mut bytes = [0; 4];
+    let needle = c.encode_utf8(&mut bytes).as_bytes();
+    let mut reader = io::BufReader::new(std::fs::File::open(path)?);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // A character's bytes never hold a newline, so no character spans two lines.
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(false);
+        }
+        if line.windows(needle.len()).any(|w| w == needle) {
+            return Ok(true);
+        }
+    }
+}
+
+/// Writes an SVG file into the page as [`inline_svg`] of its text would be.
+fn copy_svg(page: &mut Page<'_>, path: &Path) -> io::Result<()> {
+    let mut reader = io::BufReader::new(std::fs::File::open(path)?);
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line)?;
+    if !line.starts_with(b"<svg") {
+        // Not a file of ours (those begin with the element): read it whole.
+        let mut rest = line;
+        io::Read::read_to_end(&mut reader, &mut rest)?;
+        let text =
+            String::from_utf8(rest).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        return page.text(inline_svg(&text));
+    }
+    loop {
+        if line.is_empty() {
+            return Ok(());
+        }
+        let text = std::str::from_utf8(&line)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        page.text(text)?;
+        line.clear();
+        reader.read_until(b'\n', &mut line)?;
+    }
+}
+
+/// The SVG the guard's page holds for a figure ([`html_for_guard`]).
+fn guard_svg(page: &mut Page<'_>, path: &Path, lines: usize) -> io::Result<()> {
+    let mut start = [0u8; 4];
+    let mut file = std::fs::File::open(path)?;
+    let ours = io::Read::read_exact(&mut file, &mut start).is_ok() && &start == b"<svg";
+    if ours {
+        page.text("<svg>")?;
+        page.text(&"\n".repeat(lines))?;
+        page.text("</svg>")
+    } else {
+        copy_svg(page, path)
+    }
+}
+
+fn render_html(
+    page: &mut Page<'_>,
+    title: &str,
+    blocks: &[Block],
+    figures: Figures,
+) -> io::Result<()> {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -328,6 +522,10 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                         let _ = write!(out, "<td{}>{}</td>", class(i), inline(c));
                     }
                     out.push_str("</tr>\n");
+                    if out.len() >= 1 << 16 {
+                        page.text(&out)?;
+                        out.clear();
+                    }
                 }
                 out.push_str("</tbody>\n</table>\n");
                 if fold {
@@ -335,19 +533,32 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                 }
             }
             Block::Figure(f) => {
+                out.push_str("<figure>\n");
+                match &f.inline_svg {
+                    InlineSvg::Text(text) => out.push_str(inline_svg(text)),
+                    InlineSvg::File { path, lines } => {
+                        page.text(&out)?;
+                        out.clear();
+                        match figures {
+                            Figures::Inline => copy_svg(page, path)?,
+                            Figures::Placeholders => guard_svg(page, path, *lines)?,
+                        }
+                    }
+                }
                 let _ = writeln!(
                     out,
-                    "<figure>\n{}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>)</figcaption>\n</figure>",
-                    inline_svg(&f.inline_svg),
+                    "\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>)</figcaption>\n</figure>",
                     inline(&f.caption),
                     escape(&f.svg),
                     escape(&f.png)
                 );
             }
         }
+        page.text(&out)?;
+        out.clear();
     }
     out.push_str("</body>\n</html>\n");
-    write_tags(out)
+    page.text(&out)
 }
 
 #[cfg(test)]
@@ -373,7 +584,7 @@ mod tests {
             align: vec![Align::Left, Align::Right],
             rows: (0..3).map(row).collect(),
         });
-        let page = html("t", &blocks);
+        let page = html("t", &blocks).unwrap();
         assert!(
             page.contains("<li><a href=\"#s2\">Per task</a></li>"),
             "{page}"
@@ -388,7 +599,7 @@ mod tests {
         );
         assert_eq!(page.matches("</details>").count(), 1);
         // A small document stays as it was.
-        let small = html("t", &blocks[..3]);
+        let small = html("t", &blocks[..3]).unwrap();
         assert!(!small.contains("<nav") && !small.contains("id=\"s1\""));
     }
 
@@ -442,7 +653,7 @@ mod tests {
 
     #[test]
     fn html_is_escaped_self_contained_and_inlines_svg() {
-        let page = html("t <x>", &sample());
+        let page = html("t <x>", &sample()).unwrap();
         assert!(page.contains("<title>t &lt;x&gt;</title>"));
         assert!(page.contains("<p>Mean 0.887 &lt;b&gt; &amp; more</p>"));
         assert!(page.contains("<code>runs/x</code>"));
@@ -450,5 +661,38 @@ mod tests {
         assert!(page.contains("<figure>\n<svg width=\"10\">"));
         assert!(!page.contains("<?xml"));
         assert!(!page.contains("src=\"http") && !page.contains("<link"));
+    }
+
+    #[test]
+    fn a_figure_file_inlines_as_its_text_and_the_guard_page_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let svg = "<svg width=\"10\">\n<text>0.4 \u{E000}ba:/x\u{E001} &lt;b&gt;</text>\n</svg>\n";
+        let path = dir.path().join("s.svg");
+        std::fs::write(&path, svg).unwrap();
+        let with = |inline_svg: InlineSvg| {
+            let mut blocks = sample();
+            blocks.push(Block::Paragraph(tagged("0.5", "/y")));
+            if let Some(Block::Figure(f)) = blocks.get_mut(4) {
+                f.inline_svg = inline_svg;
+            }
+            blocks
+        };
+        let text = with(InlineSvg::Text(svg.to_string()));
+        let file = with(InlineSvg::File {
+            path: path.clone(),
+            lines: svg.matches('\n').count(),
+        });
+        let page = html("t", &text).unwrap();
+        assert_eq!(html("t", &file).unwrap(), page);
+        let mut streamed = Vec::new();
+        write_html(&mut streamed, "t", &file).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), page);
+        assert!(page.contains("<!-- ba:/x -->") && page.contains("0.5<!-- ba:/y -->"));
+        let guard = html_for_guard("t", &file).unwrap();
+        assert!(!guard.contains("0.4"), "the figure is left out");
+        assert_eq!(
+            benchaudit_audit::guard::html_to_text(&guard),
+            benchaudit_audit::guard::html_to_text(&page)
+        );
     }
 }

@@ -54,6 +54,7 @@ pub mod cost;
 pub mod doc;
 mod error;
 pub mod figures;
+pub mod json;
 pub mod listing;
 pub mod load;
 pub mod model;
@@ -71,7 +72,7 @@ use serde::Serialize;
 pub use compute::Options;
 pub use error::{Error, Result, chain};
 use error::{io, json};
-pub use load::{Loaded, load_run};
+pub use load::{Loaded, load_run, load_run_for};
 use plots::{FIGURE_DIR, Written};
 use render::Drawn;
 
@@ -185,7 +186,8 @@ const SUMMARY_FIELDS: [&str; 8] = [
     "comparison",
 ];
 
-/// Serialises `stats`, renders both documents, guards them, and writes everything to `out`.
+/// [`write_stats`], then [`write_documents`].
+#[cfg(test)]
 fn finish<S: Serialize>(
     out: &Path,
     stats: &S,
@@ -194,31 +196,57 @@ fn finish<S: Serialize>(
     figs: &[Written],
     summary: String,
 ) -> Result<ReportOutput> {
-    // The tree (keys sorted, as stats.json has always been written) lives only until its
-    // text is printed: at 1 000 seeds it is several times the text, and the guard reads the
-    // text in one pass.
-    let (text, summary_json) = {
-        let json = serde_json::to_value(stats).map_err(json("serialising stats.json"))?;
-        let summary: serde_json::Map<_, _> = SUMMARY_FIELDS
-            .iter()
-            .filter_map(|k| json.get(*k).map(|v| ((*k).to_string(), v.clone())))
-            .collect();
-        let text = serde_json::to_string_pretty(&json)
-            .map_err(error::json("serialising stats.json"))?
-            + "\n";
-        (text, serde_json::Value::from(summary))
-    };
-    write_atomic(&out.join("stats.json"), text.as_bytes())?;
+    let (stats_json, summary_json) = write_stats(out, stats)?;
+    write_documents(out, &stats_json, title, blocks, figs, summary, summary_json)
+}
+
+/// Writes `stats` to `out/stats.json`; returns its path and the summary `report --json`
+/// prints ([`SUMMARY_FIELDS`]).
+fn write_stats<S: Serialize>(out: &Path, stats: &S) -> Result<(PathBuf, serde_json::Value)> {
+    // Printed streamed from the structs, byte for byte as their value tree (keys sorted, as
+    // stats.json has always been written) would print: neither the tree nor the text is held
+    // (at 1 000 seeds the text is 23 MB, the tree several times that). The guard reads the file.
+    let stats_json = out.join("stats.json");
+    benchaudit_runs::write_atomic_with(&stats_json, |w| -> Result<()> {
+        json::to_writer_sorted_pretty(w, stats).map_err(error::json("serialising stats.json"))?;
+        w.write_all(b"\n")
+            .map_err(io(format!("writing {}", stats_json.display())))
+    })?;
+    let summary_json = serde_json::Value::from(
+        json::fields_to_values(stats, &SUMMARY_FIELDS)
+            .map_err(error::json("serialising the summary of stats.json"))?,
+    );
+    Ok((stats_json, summary_json))
+}
+
+/// Renders both documents, guards them against the file `stats_json`, and writes them and
+/// guard.json to `out`.
+fn write_documents(
+    out: &Path,
+    stats_json: &Path,
+    title: &str,
+    blocks: &[doc::Block],
+    figs: &[Written],
+    summary: String,
+    summary_json: serde_json::Value,
+) -> Result<ReportOutput> {
     let markdown = doc::markdown(blocks);
-    let guard_markdown = guard::check_against_text(&markdown, text.as_bytes())
+    let guard_markdown = guard::check_against_file(&markdown, stats_json)
         .map_err(json("guarding report.md against stats.json"))?;
     write_atomic(&out.join("report.md"), markdown.as_bytes())?;
     drop(markdown);
-    let html = doc::html(title, blocks);
-    let guard_html = guard::check_html_against_text(&html, text.as_bytes())
+    // The guard reads the page as a reader sees it, which drops the inline figures: they are
+    // left out of its copy (their line breaks kept), and copied into report.html from their
+    // files as the page is written.
+    let page = doc::html_for_guard(title, blocks)
+        .map_err(io("rendering report.html for the number guard".to_string()))?;
+    let guard_html = guard::check_html_against_file(&page, stats_json)
         .map_err(json("guarding report.html against stats.json"))?;
-    write_atomic(&out.join("report.html"), html.as_bytes())?;
-    drop((html, text));
+    drop(page);
+    let report_html = out.join("report.html");
+    benchaudit_runs::write_atomic_with(&report_html, |w| -> Result<()> {
+        doc::write_html(w, title, blocks).map_err(io(format!("writing {}", report_html.display())))
+    })?;
     let guard_json = serde_json::json!({ "report.md": guard_markdown, "report.html": guard_html });
     let guard_text =
         serde_json::to_string_pretty(&guard_json).map_err(error::json("serialising guard.json"))?;
@@ -287,15 +315,15 @@ pub fn default_metric(runs: &[&Loaded]) -> model::Metric {
 /// # Errors
 /// [`Error::Invalid`] for an unreadable run or bad settings; IO or drawing errors otherwise.
 pub fn write_run_report(run_dir: &Path, out: &Path, opts: &Options) -> Result<ReportOutput> {
-    write_loaded_report(&load_run(run_dir)?, out, opts)
+    write_loaded_report(load_run(run_dir)?, out, opts)
 }
 
-/// [`write_run_report`] on a run already loaded (e.g. to choose the metric from it first).
+/// [`write_run_report`] on a run already loaded (e.g. to choose the metric from it first). The
+/// episodes are dropped once the statistics are computed.
 ///
 /// # Errors
 /// As [`write_run_report`].
-pub fn write_loaded_report(loaded: &Loaded, out: &Path, opts: &Options) -> Result<ReportOutput> {
-    let run_dir = Path::new(&loaded.source.run_dir);
+pub fn write_loaded_report(loaded: Loaded, out: &Path, opts: &Options) -> Result<ReportOutput> {
     let mut notes = loaded.notes.clone();
     if let Some(note) = incomplete_note(&loaded.source) {
         notes.push(note);
@@ -303,22 +331,28 @@ pub fn write_loaded_report(loaded: &Loaded, out: &Path, opts: &Options) -> Resul
     if loaded.source.torn_last_line {
         notes.push(format!(
             "{}/episodes.jsonl ends in a torn line (an interrupted write); it was skipped",
-            run_dir.display()
+            Path::new(&loaded.source.run_dir).display()
         ));
     }
     let mut stats = compute::run_stats(loaded, opts)?;
     prepare(out)?;
     let figs = plots::run_figures(&stats, out)?;
     stats.figures = figs.iter().map(|f| f.info.clone()).collect();
+    let (stats_json, summary_json) = write_stats(out, &stats)?;
+    let title = format!("benchaudit report: {}", stats.source.run_dir);
     let blocks = render::run_blocks(&stats, &drawn(&figs));
+    // The documents hold what they say; the statistics (every seed's value, every k) are in
+    // the file the guard reads.
+    drop(stats);
     let summary = pooled_summary(&blocks);
-    let mut written = finish(
+    let mut written = write_documents(
         out,
-        &stats,
-        &format!("benchaudit report: {}", stats.source.run_dir),
+        &stats_json,
+        &title,
         &blocks,
         &figs,
         summary,
+        summary_json,
     )?;
     written.notes = notes;
     Ok(written)
@@ -353,13 +387,23 @@ pub fn write_loaded_compare(
     prepare(out)?;
     let figs = plots::compare_figures(&stats, out)?;
     stats.figures = figs.iter().map(|f| f.info.clone()).collect();
+    let (stats_json, summary_json) = write_stats(out, &stats)?;
     let blocks = render::compare_blocks(&stats, &drawn(&figs));
-    let summary = pooled_summary(&blocks);
     let title = format!(
         "benchaudit comparison: {} vs {}",
         stats.source_a.run_dir, stats.source_b.run_dir
     );
-    let mut written = finish(out, &stats, &title, &blocks, &figs, summary)?;
+    drop(stats);
+    let summary = pooled_summary(&blocks);
+    let mut written = write_documents(
+        out,
+        &stats_json,
+        &title,
+        &blocks,
+        &figs,
+        summary,
+        summary_json,
+    )?;
     written.notes = la.notes.iter().chain(&lb.notes).cloned().collect();
     Ok(written)
 }

@@ -151,6 +151,144 @@ pub struct SeedValue {
     pub value: f64,
 }
 
+/// A cell's values by seed, ascending: the values the bootstraps resample, with their seeds.
+///
+/// Exists to hold them in 8 bytes a value: seeds that run without a gap (a plan's `0..n`) are
+/// kept as their first seed and count. Serialised as the list of [`SeedValue`]s it holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeedValues {
+    seeds: Seeds,
+    values: Vec<f64>,
+}
+
+/// The seeds of [`SeedValues`].
+#[derive(Debug, Clone, PartialEq)]
+enum Seeds {
+    /// `first`, `first + 1`, … (`len` of them).
+    Run { first: u64, len: usize },
+    /// Any others, ascending.
+    List(Vec<u64>),
+}
+
+impl Default for Seeds {
+    fn default() -> Self {
+        Seeds::Run { first: 0, len: 0 }
+    }
+}
+
+impl SeedValues {
+    /// Room for `n` values.
+    #[must_use]
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            seeds: Seeds::default(),
+            values: Vec::with_capacity(n),
+        }
+    }
+
+    /// Appends the value of `seed`, which must be above every seed held (a seed out of order
+    /// is kept, but [`SeedValues::get`] may miss it).
+    pub fn push(&mut self, seed: u64, value: f64) {
+        match &mut self.seeds {
+            Seeds::Run { len: 0, first } => *first = seed,
+            Seeds::Run { first, len } if first.checked_add(*len as u64) == Some(seed) => {}
+            Seeds::Run { first, len } => {
+                let mut list: Vec<u64> = (*first..).take(*len).collect();
+                list.push(seed);
+                self.seeds = Seeds::List(list);
+                self.values.push(value);
+                return;
+            }
+            Seeds::List(list) => list.push(seed),
+        }
+        if let Seeds::Run { len, .. } = &mut self.seeds {
+            *len += 1;
+        }
+        self.values.push(value);
+    }
+
+    /// Frees unused room.
+    pub fn shrink_to_fit(&mut self) {
+        self.values.shrink_to_fit();
+        if let Seeds::List(list) = &mut self.seeds {
+            list.shrink_to_fit();
+        }
+    }
+
+    /// The values, by seed.
+    pub fn values(&self) -> std::slice::Iter<'_, f64> {
+        self.values.iter()
+    }
+
+    /// The seeds, ascending.
+    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.len()).map(|i| self.seed_at(i))
+    }
+
+    fn seed_at(&self, i: usize) -> u64 {
+        match &self.seeds {
+            Seeds::Run { first, .. } => first + i as u64,
+            Seeds::List(list) => list.get(i).copied().unwrap_or(u64::MAX),
+        }
+    }
+
+    /// (seed, value) pairs, ascending seed.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, f64)> + '_ {
+        self.keys().zip(self.values.iter().copied())
+    }
+
+    /// Values held.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether none is.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    fn index(&self, seed: u64) -> Option<usize> {
+        match &self.seeds {
+            Seeds::Run { first, len } => seed
+                .checked_sub(*first)
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|i| i < len),
+            Seeds::List(list) => list.binary_search(&seed).ok(),
+        }
+    }
+
+    /// The value of `seed`.
+    #[must_use]
+    pub fn get(&self, seed: &u64) -> Option<&f64> {
+        self.index(*seed).and_then(|i| self.values.get(i))
+    }
+
+    /// Whether `seed` has a value.
+    #[must_use]
+    pub fn contains_key(&self, seed: &u64) -> bool {
+        self.index(*seed).is_some()
+    }
+}
+
+impl Serialize for SeedValues {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|(seed, value)| SeedValue { seed, value }))
+    }
+}
+
+impl<'de> Deserialize<'de> for SeedValues {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let list = Vec::<SeedValue>::deserialize(d)?;
+        let mut out = SeedValues::with_capacity(list.len());
+        for v in list {
+            out.push(v.seed, v.value);
+        }
+        Ok(out)
+    }
+}
+
 /// Statistics of one (condition, task) cell.
 ///
 /// Exists as one row of the per-task table.
@@ -171,7 +309,7 @@ pub struct CellStats {
     /// reliability gap, which needs a static and a hardest difficulty level).
     pub shortfall: Shortfall,
     /// Per-seed values, by seed.
-    pub values: Vec<SeedValue>,
+    pub values: SeedValues,
 }
 
 /// Statistics of one condition pooled over its tasks.
@@ -503,8 +641,9 @@ pub struct PassKStats {
     pub label: String,
     /// Tasks, in the order of `curve.tasks`.
     pub tasks: Vec<String>,
-    /// The estimators (`benchaudit_stats::pass_k_curve`).
-    pub curve: benchaudit_stats::PassKCurve,
+    /// The estimators (`benchaudit_stats::pass_k_curve_lazy`: each task's points are
+    /// computed when written or drawn).
+    pub curve: benchaudit_stats::LazyPassKCurve,
 }
 
 /// A price of the table, as used.
@@ -602,4 +741,41 @@ pub struct CompareStats {
     pub comparison: PairedSection,
     /// Figures written.
     pub figures: Vec<FigureInfo>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn seed_values_hold_a_run_of_seeds_compactly_and_serialise_as_the_list() {
+        let mut run = SeedValues::default();
+        for (s, v) in [(3, 0.5), (4, 1.0), (5, 0.25)] {
+            run.push(s, v);
+        }
+        assert_eq!(run.seeds, Seeds::Run { first: 3, len: 3 });
+        let mut gap = run.clone();
+        gap.push(9, 0.0);
+        assert_eq!(gap.seeds, Seeds::List(vec![3, 4, 5, 9]));
+        for sv in [&run, &gap] {
+            assert_eq!(sv.get(&4), Some(&1.0));
+            assert_eq!(sv.get(&2), None);
+            assert_eq!(sv.get(&6), None);
+            assert!(sv.contains_key(&5) && !sv.contains_key(&7));
+            let list: Vec<SeedValue> = sv
+                .iter()
+                .map(|(seed, value)| SeedValue { seed, value })
+                .collect();
+            assert_eq!(
+                serde_json::to_value(sv).unwrap(),
+                serde_json::to_value(&list).unwrap()
+            );
+            let back: SeedValues =
+                serde_json::from_value(serde_json::to_value(sv).unwrap()).unwrap();
+            assert_eq!(&back, sv);
+        }
+        assert_eq!(gap.get(&9), Some(&0.0));
+        assert_eq!(gap.keys().collect::<Vec<_>>(), [3, 4, 5, 9]);
+    }
 }

@@ -367,9 +367,7 @@ fn pass_k_figure(p: &crate::model::PassKSection, level: f64, dir: &Path) -> Resu
             hat_k: (r.curve.pooled.iter())
                 .map(|q| point(q.k, &q.pass_hat_k))
                 .collect(),
-            tasks: (r.curve.tasks.iter())
-                .flat_map(|t| t.points.iter().map(|q| (q.k as f64, q.pass_hat_k)))
-                .collect(),
+            tasks: r.curve.tasks.clone(),
         })
         .collect();
     let data = PassKData {

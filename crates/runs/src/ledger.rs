@@ -1061,11 +1061,30 @@ impl Transcripts {
 
 /// Writes a file atomically: temp file in the same directory, sync, rename, sync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, |w| {
+        w.write_all(bytes)
+            .map_err(Error::io(format!("writing {}", path.display())))
+    })
+}
+
+/// [`write_atomic`] of what `write` writes into a buffered writer, so a large file is never
+/// held in memory whole. Nothing is at `path` unless `write` succeeds.
+///
+/// # Errors
+/// `write`'s error, or [`Error::Io`] naming the file.
+pub fn write_atomic_with<E: From<Error>>(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(Error::io(format!("writing into {}", dir.display())))?;
     let writing = || Error::io(format!("writing {}", path.display()));
-    tmp.write_all(bytes).map_err(writing())?;
+    {
+        let mut buffered = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        write(&mut buffered)?;
+        buffered.flush().map_err(writing())?;
+    }
     // A temporary file is created 0600; what we write is a document for others to read, as
     // the figures and the ledger are (0644).
     #[cfg(unix)]

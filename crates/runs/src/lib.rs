@@ -77,7 +77,7 @@ pub use error::{Error, Result};
 pub use execute::{Executed, Progress, execute, execute_shard};
 pub use ledger::{
     Ledger, LedgerContents, Manifest, PlanScope, Resume, Transcripts, read_ledger, scan_ledger,
-    write_atomic,
+    write_atomic, write_atomic_with,
 };
 pub use merge::{Merged, merge};
 pub use metric::{JUDGE_SCALE, Metric};

@@ -73,8 +73,8 @@ pub use paired::{
     paired_differences,
 };
 pub use passk::{
-    DEFAULT_PASS_THRESHOLD, PassKConfig, PassKCurve, PassKPoint, PooledPassK, TaskPassK, pass_at_k,
-    pass_hat_k, pass_k_curve,
+    DEFAULT_PASS_THRESHOLD, LazyPassKCurve, PassKConfig, PassKCurve, PassKPoint, PooledPassK,
+    TaskPassK, TaskTrials, pass_at_k, pass_hat_k, pass_k_curve, pass_k_curve_lazy,
 };
 pub use permutation::{
     DEFAULT_PERMUTATION_SAMPLES, EXACT_MAX_N, PERMUTATION_STREAM, SIGN_FLIP_TOLERANCE,

@@ -153,72 +153,28 @@ fn next_ratio(product: f64, a: u64, n: u64, i: u64) -> f64 {
     }
 }
 
-/// `C(a, k) / C(n, k)` for k = 1 … `max_k` (`max_k ≤ n`), each with the bits
-/// [`binomial_ratio`] gives it.
-fn ratios(a: u64, n: u64, max_k: u64) -> Vec<f64> {
-    let mut product = 1.0;
-    (0..max_k)
-        .map(|i| {
-            product = next_ratio(product, a, n, i);
-            product
-        })
-        .collect()
-}
-
-/// The pooled estimators for k = 1 … `max_k` of each resample, given as the success count of
-/// every task in it (`sizes[t]` trials): for each k the mean over tasks, left to right, of
-/// pass@k and of pass^k.
+/// One task's trials and successes, and how far its curve goes: [`TaskPassK`] without its
+/// points, which [`TaskTrials::points`] computes when they are read.
 ///
-/// Exists so the curve costs O(B · tasks · K), not O(B · tasks · K · (n + K)): a resample's
-/// tasks are counted once (by the caller), and a task's ratios over every k are computed once
-/// per distinct count ([`ratios`]) and then looked up. The sums are formed in the order
-/// [`pass_at_k`] and [`pass_hat_k`] averaged task by task would form them, so the values are
-/// the same bits.
-fn pooled_curves(resamples: &[Vec<u64>], sizes: &[u64], max_k: u64) -> Vec<Vec<(f64, f64)>> {
-    // Per task: a → C(a, k) / C(n, k) for every k, for each a some resample needs (its
-    // successes for pass^k, its failures for pass@k).
-    let mut rows: Vec<HashMap<u64, Vec<f64>>> = vec![HashMap::new(); sizes.len()];
-    for counts in resamples {
-        for ((row, &n), &c) in rows.iter_mut().zip(sizes).zip(counts) {
-            for a in [c, n - c] {
-                row.entry(a).or_insert_with(|| ratios(a, n, max_k));
-            }
-        }
-    }
-    let tasks = sizes.len() as f64;
-    let none: &[f64] = &[];
-    resamples
-        .iter()
-        .map(|counts| {
-            let (mut at, mut hat) = (Vec::new(), Vec::new());
-            for ((row, &n), &c) in rows.iter().zip(sizes).zip(counts) {
-                at.push(row.get(&(n - c)).map_or(none, Vec::as_slice));
-                hat.push(row.get(&c).map_or(none, Vec::as_slice));
-            }
-            (0..max_k as usize)
-                .map(|i| {
-                    let (mut sum_at, mut sum_hat) = (0.0, 0.0);
-                    for (at, hat) in at.iter().zip(&hat) {
-                        sum_at += 1.0 - at.get(i).copied().unwrap_or(0.0);
-                        sum_hat += hat.get(i).copied().unwrap_or(0.0);
-                    }
-                    (sum_at / tasks, sum_hat / tasks)
-                })
-                .collect()
-        })
-        .collect()
+/// Exists because a curve has a point for every k up to the trials: a report of 1 000 seeds
+/// holds as many task points as episodes, and needs each only once, to write or draw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskTrials {
+    /// Trials (seeds).
+    pub n: u64,
+    /// Trials at or above the threshold.
+    pub successes: u64,
+    /// The largest k of the task's curve (at most `n`).
+    pub up_to: u64,
 }
 
-/// The success count of each task given as 0/1 indicator vectors.
-fn counts(indicators: &[Vec<f64>]) -> Vec<u64> {
-    indicators.iter().map(|t| successes(t, 1.0)).collect()
-}
-
-/// One task's points k = 1 … `up_to`, each equal to [`pass_at_k`] and [`pass_hat_k`] at k.
-fn task_points(n: u64, c: u64, up_to: u64) -> Vec<PassKPoint> {
-    let (mut at, mut hat) = (1.0, 1.0);
-    (0..up_to)
-        .map(|i| {
+impl TaskTrials {
+    /// The points k = 1 … `up_to`, each equal to [`pass_at_k`] and [`pass_hat_k`] at k (a
+    /// running product per estimator, bit for bit the ratios those compute).
+    pub fn points(&self) -> impl Iterator<Item = PassKPoint> + '_ {
+        let (n, c) = (self.n, self.successes.min(self.n));
+        let (mut at, mut hat) = (1.0, 1.0);
+        (0..self.up_to.min(n)).map(move |i| {
             at = next_ratio(at, n - c, n, i);
             hat = next_ratio(hat, c, n, i);
             PassKPoint {
@@ -227,7 +183,160 @@ fn task_points(n: u64, c: u64, up_to: u64) -> Vec<PassKPoint> {
                 pass_hat_k: hat,
             }
         })
-        .collect()
+    }
+
+    /// The task with its points.
+    #[must_use]
+    pub fn to_task(&self) -> TaskPassK {
+        TaskPassK {
+            n: self.n,
+            successes: self.successes,
+            points: self.points().collect(),
+        }
+    }
+}
+
+/// Serialised as the [`TaskPassK`] it stands for, the points written as they are computed.
+impl Serialize for TaskTrials {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Points<'a>(&'a TaskTrials);
+        impl Serialize for Points<'_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.points())
+            }
+        }
+        let mut st = s.serialize_struct("TaskPassK", 3)?;
+        st.serialize_field("n", &self.n)?;
+        st.serialize_field("successes", &self.successes)?;
+        st.serialize_field("points", &Points(self))?;
+        st.end()
+    }
+}
+
+/// [`PassKCurve`] with each task's points computed when read ([`TaskTrials`]); it serialises
+/// to the same JSON.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LazyPassKCurve {
+    /// The success threshold used.
+    pub threshold: f64,
+    /// K: the largest k (at most the fewest trials of any task).
+    pub max_k: u64,
+    /// Per task, in input order.
+    pub tasks: Vec<TaskTrials>,
+    /// Pooled, k = 1 … K.
+    pub pooled: Vec<PooledPassK>,
+}
+
+impl LazyPassKCurve {
+    /// The curve with every task's points.
+    #[must_use]
+    pub fn to_curve(&self) -> PassKCurve {
+        PassKCurve {
+            threshold: self.threshold,
+            max_k: self.max_k,
+            tasks: self.tasks.iter().map(TaskTrials::to_task).collect(),
+            pooled: self.pooled.clone(),
+        }
+    }
+}
+
+/// Read as the [`PassKCurve`] it serialises to; a task's points must be the ones its trials
+/// and successes give (they are not stored).
+impl<'de> Deserialize<'de> for LazyPassKCurve {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let curve = PassKCurve::deserialize(d)?;
+        let tasks = curve
+            .tasks
+            .iter()
+            .map(|t| {
+                let trials = TaskTrials {
+                    n: t.n,
+                    successes: t.successes,
+                    up_to: t.points.len() as u64,
+                };
+                if t.successes > t.n || !trials.points().eq(t.points.iter().cloned()) {
+                    return Err(serde::de::Error::custom(format!(
+                        "a task's pass-k points are not the ones {} successes of {} trials give",
+                        t.successes, t.n
+                    )));
+                }
+                Ok(trials)
+            })
+            .collect::<std::result::Result<_, D::Error>>()?;
+        Ok(LazyPassKCurve {
+            threshold: curve.threshold,
+            max_k: curve.max_k,
+            tasks,
+            pooled: curve.pooled,
+        })
+    }
+}
+
+/// The success count of each task given as 0/1 indicator vectors.
+fn counts(indicators: &[Vec<f64>]) -> Vec<u64> {
+    indicators.iter().map(|t| successes(t, 1.0)).collect()
+}
+
+/// What [`pooled_by_k`] hands each k: k, then pass@k and pass^k of every resample.
+type EachK<'a> = dyn FnMut(u64, &[f64], &[f64]) -> Result<()> + 'a;
+
+/// The pooled estimators for k = 1 … `max_k` of every resample, each given as the success
+/// count of every task in it (`sizes[t]` trials), reduced k by k: for each k, `at_k(k, pass@k
+/// of each resample, in order)` and likewise `hat_k` for pass^k, each resample's value the mean
+/// over tasks, left to right.
+///
+/// Exists so the curve costs O(B · tasks · K) work and O(B · tasks) memory, never a value per
+/// resample and k: a resample's tasks are counted once (by the caller); a running product per
+/// task and distinct count a resample needs (its successes for pass^k, its failures for
+/// pass@k) gives every k's ratio with the bits [`binomial_ratio`] gives, and the sums over
+/// tasks are formed in the order [`pass_at_k`] and [`pass_hat_k`] averaged task by task would
+/// form them.
+fn pooled_by_k(
+    resamples: &[Vec<u64>],
+    sizes: &[u64],
+    max_k: u64,
+    each_k: &mut EachK<'_>,
+) -> Result<()> {
+    // Per task, its distinct counts a (slot → a) and, for each resample, the slots of its
+    // failures and successes.
+    let mut slot_of: Vec<HashMap<u64, usize>> = vec![HashMap::new(); sizes.len()];
+    let mut slot_a: Vec<(u64, u64)> = Vec::new();
+    let mut slots: Vec<(usize, usize)> = Vec::with_capacity(resamples.len() * sizes.len());
+    for counts in resamples {
+        for ((of, &n), &c) in slot_of.iter_mut().zip(sizes).zip(counts) {
+            let mut slot = |a: u64| {
+                *of.entry(a).or_insert_with(|| {
+                    slot_a.push((a, n));
+                    slot_a.len() - 1
+                })
+            };
+            slots.push((slot(n - c), slot(c)));
+        }
+    }
+    drop(slot_of);
+    let tasks = sizes.len() as f64;
+    let mut products = vec![1.0; slot_a.len()];
+    let (mut at, mut hat) = (vec![0.0; resamples.len()], vec![0.0; resamples.len()]);
+    for i in 0..max_k {
+        for (p, &(a, n)) in products.iter_mut().zip(&slot_a) {
+            *p = next_ratio(*p, a, n, i);
+        }
+        for (b, row) in slots.chunks(sizes.len().max(1)).enumerate() {
+            let (mut sum_at, mut sum_hat) = (0.0, 0.0);
+            for &(fail, succeed) in row {
+                sum_at += 1.0 - products[fail];
+                sum_hat += products[succeed];
+            }
+            at[b] = sum_at / tasks;
+            hat[b] = sum_hat / tasks;
+        }
+        each_k(i + 1, &at, &hat)?;
+    }
+    Ok(())
 }
 
 /// pass@k and pass^k of each task's trials (`tasks[t]` = the scores of task t's seeds), and
@@ -238,6 +347,16 @@ fn task_points(n: u64, c: u64, up_to: u64) -> Vec<PassKPoint> {
 /// a NaN score or threshold; [`StatsError::CountOutOfRange`] for `max_k = 0`; the bootstrap
 /// config's errors.
 pub fn pass_k_curve(tasks: &[Vec<f64>], config: &PassKConfig) -> Result<PassKCurve> {
+    pass_k_curve_lazy(tasks, config).map(|c| c.to_curve())
+}
+
+/// [`pass_k_curve`] with each task's points left to be computed when read ([`TaskTrials`]):
+/// the same numbers, held in memory that does not grow with the trials but for the pooled
+/// curve (a point per k).
+///
+/// # Errors
+/// As [`pass_k_curve`].
+pub fn pass_k_curve_lazy(tasks: &[Vec<f64>], config: &PassKConfig) -> Result<LazyPassKCurve> {
     if !config.threshold.is_finite() {
         return Err(StatsError::NonFinite {
             what: "pass threshold",
@@ -291,31 +410,28 @@ pub fn pass_k_curve(tasks: &[Vec<f64>], config: &PassKConfig) -> Result<PassKCur
         .iter()
         .map(|t| {
             let n = t.len() as u64;
-            let c = successes(t, config.threshold);
-            TaskPassK {
+            TaskTrials {
                 n,
-                successes: c,
-                points: task_points(n, c, n.min(config.max_k.unwrap_or(n))),
+                successes: successes(t, config.threshold),
+                up_to: n.min(config.max_k.unwrap_or(n)),
             }
         })
         .collect();
     // One resample serves every k: the replicate is the vector of per-k pooled estimates,
     // from each task's success count in the resample.
     let sizes: Vec<u64> = indicators.iter().map(|t| t.len() as u64).collect();
-    let resampled = stratified_bootstrap_map(&indicators, &config.bootstrap, counts)?;
-    let reps = pooled_curves(&resampled, &sizes, max_k);
-    let estimates = pooled_curves(&[counts(&indicators)], &sizes, max_k)
-        .pop()
-        .unwrap_or_default();
+    let mut resampled = stratified_bootstrap_map(&indicators, &config.bootstrap, counts)?;
+    // The point estimate is one more row, the observed counts, reduced with the resamples.
+    resampled.push(counts(&indicators));
+    drop(indicators);
     let b = &config.bootstrap;
+    let replicates = resampled.len() - 1;
     let mut curve = Vec::with_capacity(max_k as usize);
-    for ((i, k), &(at_estimate, hat_estimate)) in (1..=max_k).enumerate().zip(&estimates) {
-        let at: Vec<f64> = reps.iter().map(|r| r[i].0).collect();
-        let hat: Vec<f64> = reps.iter().map(|r| r[i].1).collect();
-        let ci = |reps: &[f64], estimate: f64| -> Result<BootstrapCi> {
-            let (lo, hi) = percentile_interval(reps, b.level)?;
+    pooled_by_k(&resampled, &sizes, max_k, &mut |k, at, hat| {
+        let ci = |values: &[f64]| -> Result<BootstrapCi> {
+            let (lo, hi) = percentile_interval(&values[..replicates], b.level)?;
             Ok(BootstrapCi {
-                estimate,
+                estimate: values[replicates],
                 lo,
                 hi,
                 level: b.level,
@@ -325,14 +441,66 @@ pub fn pass_k_curve(tasks: &[Vec<f64>], config: &PassKConfig) -> Result<PassKCur
         };
         curve.push(PooledPassK {
             k,
-            pass_at_k: ci(&at, at_estimate)?,
-            pass_hat_k: ci(&hat, hat_estimate)?,
+            pass_at_k: ci(at)?,
+            pass_hat_k: ci(hat)?,
         });
-    }
-    Ok(PassKCurve {
+        Ok(())
+    })?;
+    Ok(LazyPassKCurve {
         threshold: config.threshold,
         max_k,
         tasks: per_task,
         pooled: curve,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn curve() -> LazyPassKCurve {
+        let tasks = vec![
+            vec![1.0, 1.0, 0.5, 1.0, 0.0, 1.0],
+            vec![0.95, 1.0, 0.0, 0.0, 1.0],
+            vec![1.0; 7],
+        ];
+        let config = PassKConfig {
+            max_k: Some(6),
+            bootstrap: BootstrapConfig {
+                resamples: 50,
+                ..BootstrapConfig::default()
+            },
+            ..PassKConfig::default()
+        };
+        pass_k_curve_lazy(&tasks, &config).unwrap()
+    }
+
+    #[test]
+    fn the_lazy_curve_serialises_and_reads_back_as_the_whole_one() {
+        let lazy = curve();
+        let whole = lazy.to_curve();
+        assert_eq!(
+            whole.tasks[2].points.len(),
+            6,
+            "a task's curve runs to max_k"
+        );
+        assert_eq!(whole.tasks[1].points.len(), 5, "or to its trials");
+        assert_eq!(
+            serde_json::to_string(&lazy).unwrap(),
+            serde_json::to_string(&whole).unwrap()
+        );
+        assert_eq!(
+            serde_json::to_value(&lazy).unwrap(),
+            serde_json::to_value(&whole).unwrap()
+        );
+        let text = serde_json::to_string(&whole).unwrap();
+        let read: LazyPassKCurve = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, lazy);
+        // Points that do not follow from the counts are refused, not silently recomputed.
+        let mut edited = whole;
+        edited.tasks[0].points[1].pass_hat_k = 0.123;
+        let text = serde_json::to_string(&edited).unwrap();
+        assert!(serde_json::from_str::<LazyPassKCurve>(&text).is_err());
+    }
 }

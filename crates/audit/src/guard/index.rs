@@ -170,6 +170,16 @@ pub(super) fn canonical_pointer(pointer: &str) -> Option<String> {
     Some(out)
 }
 
+/// Where [`JsonIndex::read`] reads the JSON: text in memory, or a file read in one buffered
+/// pass (never held whole).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum JsonSource<'a> {
+    /// JSON text.
+    Text(&'a [u8]),
+    /// A JSON file.
+    File(&'a std::path::Path),
+}
+
 /// What [`JsonIndex::read`] needs from the prose: the tokens that may be verbatim JSON strings
 /// and the tagged paths (canonical).
 pub(super) struct Wanted<'a> {
@@ -328,7 +338,23 @@ impl JsonIndex {
     /// values at the wanted paths. Memory: the numbers (at most twice the distinct ones), the
     /// path being read, and what the prose asked for — not a tree of the document.
     pub(super) fn read(
-        bytes: &[u8],
+        source: JsonSource<'_>,
+        wanted: &Wanted<'_>,
+    ) -> Result<(JsonIndex, Found), serde_json::Error> {
+        match source {
+            JsonSource::Text(bytes) => {
+                Self::read_from(&mut serde_json::Deserializer::from_slice(bytes), wanted)
+            }
+            JsonSource::File(path) => {
+                let file = std::fs::File::open(path).map_err(serde_json::Error::io)?;
+                let reader = std::io::BufReader::with_capacity(1 << 16, file);
+                Self::read_from(&mut serde_json::Deserializer::from_reader(reader), wanted)
+            }
+        }
+    }
+
+    fn read_from<'de, R: serde_json::de::Read<'de>>(
+        de: &mut serde_json::Deserializer<R>,
         wanted: &Wanted<'_>,
     ) -> Result<(JsonIndex, Found), serde_json::Error> {
         // Linear in each string, however many pieces are wanted (a piece searched for with
@@ -346,8 +372,7 @@ impl JsonIndex {
             at_paths: std::collections::HashMap::new(),
             path: String::new(),
         };
-        let mut de = serde_json::Deserializer::from_slice(bytes);
-        serde::de::DeserializeSeed::deserialize(Node(&mut builder), &mut de)?;
+        serde::de::DeserializeSeed::deserialize(Node(&mut builder), &mut *de)?;
         de.end()?;
         let mut numbers = builder.numbers;
         numbers.sort_by(f64::total_cmp);

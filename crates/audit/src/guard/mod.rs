@@ -101,7 +101,7 @@ mod scan;
 
 pub use html::html_to_text;
 use index::JsonIndex;
-use index::{Wanted, canonical_pointer};
+use index::{JsonSource, Wanted, canonical_pointer};
 use scan::{
     Tag, mask_list_markers, mask_verbatim, scan, scan_each, take_tags, verbatim_candidates,
 };
@@ -266,7 +266,30 @@ pub fn check_html(html: &str, against: &Value) -> GuardReport {
 /// # Errors
 /// The parser's error when `json` is not one JSON document.
 pub fn check_against_text(prose: &str, json: &[u8]) -> Result<GuardReport, serde_json::Error> {
-    check_json_text(prose.to_owned(), json, false)
+    check_json_text(prose.to_owned(), JsonSource::Text(json), false)
+}
+
+/// [`check_against_text`] against the JSON file `json`, read in buffered passes and never held
+/// whole: the verdict of [`check_against_text`] on the file's text.
+///
+/// # Errors
+/// The file cannot be read, or is not one JSON document.
+pub fn check_against_file(
+    prose: &str,
+    json: &std::path::Path,
+) -> Result<GuardReport, serde_json::Error> {
+    check_json_text(prose.to_owned(), JsonSource::File(json), false)
+}
+
+/// [`check_html_against_text`] against the JSON file `json`, as [`check_against_file`] reads it.
+///
+/// # Errors
+/// As [`check_against_file`].
+pub fn check_html_against_file(
+    html: &str,
+    json: &std::path::Path,
+) -> Result<GuardReport, serde_json::Error> {
+    check_json_text(html.to_owned(), JsonSource::File(json), true)
 }
 
 /// [`check_html`] against JSON text, as [`check_against_text`] reads it.
@@ -274,7 +297,7 @@ pub fn check_against_text(prose: &str, json: &[u8]) -> Result<GuardReport, serde
 /// # Errors
 /// The parser's error when `json` is not one JSON document.
 pub fn check_html_against_text(html: &str, json: &[u8]) -> Result<GuardReport, serde_json::Error> {
-    check_json_text(html.to_owned(), json, true)
+    check_json_text(html.to_owned(), JsonSource::Text(json), true)
 }
 
 /// Why [`check_files`] could not check.
@@ -308,7 +331,7 @@ pub fn check_files(
     let html = (file.extension())
         .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
     let bytes = read_bounded(against, limits::GUARD)?;
-    check_json_text(text, &bytes, html).map_err(|why| GuardInputError::NotJson {
+    check_json_text(text, JsonSource::Text(&bytes), html).map_err(|why| GuardInputError::NotJson {
         path: against.to_path_buf(),
         why,
     })
@@ -321,9 +344,9 @@ pub fn check_files(
 /// prose asked for; work is linear in both. Same verdict as [`check`] on the parsed document,
 /// except that a key repeated within one JSON object counts every occurrence as data (a
 /// parsed document keeps the last).
-pub(crate) fn check_json_text(
+fn check_json_text(
     prose: String,
-    json: &[u8],
+    json: JsonSource<'_>,
     html: bool,
 ) -> Result<GuardReport, serde_json::Error> {
     let prose = if html { html_to_text(&prose) } else { prose };

@@ -1,7 +1,7 @@
 //! The guard's rules, one test per rule of the module documentation.
 
 #![allow(clippy::unwrap_used)]
-use super::index::{JsonIndex, Wanted};
+use super::index::{JsonIndex, JsonSource, Wanted};
 use super::*;
 use proptest::prelude::*;
 use serde_json::json;
@@ -477,7 +477,19 @@ fn positions_count_characters_after_multibyte_text() {
 
 /// What `benchaudit guard` runs: the JSON read in one pass, never as a tree.
 fn check_streamed(prose: &str, json: &Value, html: bool) -> GuardReport {
-    check_json_text(prose.to_string(), &serde_json::to_vec(json).unwrap(), html).unwrap()
+    let text = serde_json::to_vec(json).unwrap();
+    let streamed = check_json_text(prose.to_string(), JsonSource::Text(&text), html).unwrap();
+    // Read from a file, in buffered passes, the verdict is the same.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stats.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(json).unwrap()).unwrap();
+    let from_file = if html {
+        check_html_against_file(prose, &file)
+    } else {
+        check_against_file(prose, &file)
+    };
+    assert_eq!(from_file.unwrap(), streamed, "{prose}");
+    streamed
 }
 
 #[test]
@@ -507,9 +519,11 @@ fn the_streamed_json_gives_the_verdict_of_the_parsed_one() {
             "{prose}"
         );
     }
-    let bad = check_json_text("1".into(), b"{\"a\": 1} trailing", false);
+    let bad = check_json_text("1".into(), JsonSource::Text(b"{\"a\": 1} trailing"), false);
     assert!(bad.is_err());
-    assert!(check_json_text("1".into(), b"[1e999]", false).is_err());
+    assert!(check_json_text("1".into(), JsonSource::Text(b"[1e999]"), false).is_err());
+    let missing = std::path::Path::new("/nonexistent/stats.json");
+    assert!(check_against_file("1", missing).is_err());
 }
 
 #[test]
@@ -523,7 +537,7 @@ fn the_streamed_index_keeps_only_what_the_prose_asks_for() {
     let spans: std::collections::HashSet<&str> = ["id-9", "id-x"].into_iter().collect();
     let pieces = ["id-199999", "no such piece here"];
     let (index, found) = JsonIndex::read(
-        &json,
+        JsonSource::Text(&json),
         &Wanted {
             tokens: &tokens,
             paths: &paths,

@@ -10,7 +10,7 @@ use clap::Args;
 use benchaudit_report::compute::{parse_alpha, parse_resamples, parse_tau, parse_threshold};
 use benchaudit_report::cost::PriceTable;
 use benchaudit_report::{
-    Options, default_metric, load_run, write_loaded_compare, write_loaded_report,
+    Options, default_metric, load_run_for, write_loaded_compare, write_loaded_report,
 };
 use benchaudit_runs::parse_seed;
 
@@ -68,9 +68,19 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if args.tau.is_empty() {
         return Err(UsageError("give at least one --tau threshold".into()).into());
     }
+    // What the metric may be: the one chosen, or either default (coverage for a run at L0/L1
+    // only, F1 otherwise).
+    let metrics = match args.metric {
+        Some(m) => vec![benchaudit_runs::Metric::from(m)],
+        None => vec![
+            benchaudit_runs::Metric::F1,
+            benchaudit_runs::Metric::Coverage,
+        ],
+    };
+    let load = |dir: &std::path::Path| load_run_for(dir, &metrics);
     let (first, second, default_out) = match (&args.run_dir, args.compare.as_deref()) {
-        (_, Some([a, b])) => (load_run(a)?, Some(load_run(b)?), b.join("compare-report")),
-        (Some(dir), None) => (load_run(dir)?, None, dir.join("report")),
+        (_, Some([a, b])) => (load(a)?, Some(load(b)?), b.join("compare-report")),
+        (Some(dir), None) => (load(dir)?, None, dir.join("report")),
         _ => return Err(UsageError("give RUN_DIR or --compare RUN_A RUN_B".into()).into()),
     };
     let runs: Vec<_> = std::iter::once(&first).chain(&second).collect();
@@ -89,7 +99,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let out = (args.out.clone()).unwrap_or_else(|| default_out.join(metric.flag()));
     let written = match &second {
         Some(b) => write_loaded_compare(&first, b, &out, &opts)?,
-        None => write_loaded_report(&first, &out, &opts)?,
+        None => write_loaded_report(first, &out, &opts)?,
     };
     for note in &written.notes {
         eprintln!("note: {note}");

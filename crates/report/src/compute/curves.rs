@@ -85,8 +85,8 @@ pub(super) fn curves(grid: &Grid, opts: &Options) -> Result<Vec<CurveStats>> {
         for (dose, _, tasks) in &doses {
             let mut per_seed: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
             for s in tasks.values() {
-                for (seed, v) in s {
-                    per_seed.entry(*seed).or_default().push(*v);
+                for (seed, v) in s.iter() {
+                    per_seed.entry(seed).or_default().push(v);
                 }
             }
             for (seed, vs) in per_seed {

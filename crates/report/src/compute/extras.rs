@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use benchaudit_stats::{BootstrapConfig, PassKConfig, pass_k_curve};
+use benchaudit_stats::{BootstrapConfig, PassKConfig, pass_k_curve_lazy};
 
 use super::{Grid, Options, label};
 use crate::cost::{dollars, provider_model};
 use crate::error::{Result, stats};
 use crate::load::Loaded;
+use crate::model::Metric;
 use crate::model::{Condition, CostRow, CostSection, PassKSection, PassKStats};
 
 /// pass@k and pass^k of every condition: a task's trials are its seeds (in seed order), a
@@ -31,7 +32,7 @@ pub(super) fn pass_k(grid: &Grid, opts: &Options, show_hash: bool) -> Result<Opt
                 ..BootstrapConfig::default()
             },
         };
-        let curve = pass_k_curve(&values, &config)
+        let curve = pass_k_curve_lazy(&values, &config)
             .map_err(stats(&format!("pass-k of {lbl} {}", c.level)))?;
         rows.push(PassKStats {
             condition: c.clone(),
@@ -46,33 +47,33 @@ pub(super) fn pass_k(grid: &Grid, opts: &Options, show_hash: bool) -> Result<Opt
     }))
 }
 
-/// Cost of every condition with LLM episodes (token usage recorded), over the episodes that
-/// entered the statistics; `None` when the run has none.
-pub(super) fn cost(
+/// condition → (input, output) tokens over the episodes the metric uses, for every condition
+/// with such an episode that recorded token usage or model requests.
+pub(super) fn tokens(
     loaded: &Loaded,
     conditions: &[Condition],
+    metric: Metric,
+) -> BTreeMap<Condition, (u64, u64)> {
+    let mut tokens: BTreeMap<Condition, (u64, u64)> = BTreeMap::new();
+    for (e, c) in loaded.episodes.iter().zip(conditions) {
+        let t = e.tokens(metric);
+        if t.any {
+            let sum = tokens.entry(c.clone()).or_default();
+            sum.0 = sum.0.wrapping_add(t.input);
+            sum.1 = sum.1.wrapping_add(t.output);
+        }
+    }
+    tokens
+}
+
+/// Cost of every condition with LLM episodes (token usage recorded), over the episodes that
+/// entered the statistics ([`tokens`]); `None` when the run has none.
+pub(super) fn cost(
+    tokens: BTreeMap<Condition, (u64, u64)>,
     grid: &Grid,
     opts: &Options,
     show_hash: bool,
 ) -> Option<CostSection> {
-    // condition → (input, output) tokens over the episodes used.
-    let mut tokens: BTreeMap<Condition, (u64, u64)> = BTreeMap::new();
-    for e in &loaded.episodes {
-        let u = &e.usage;
-        if u.prompt_tokens == 0 && u.completion_tokens == 0 && u.requests == 0 {
-            continue;
-        }
-        let c = &conditions[e.group];
-        let used = grid
-            .get(c)
-            .and_then(|t| t.get(&loaded.group(e).task_id))
-            .is_some_and(|s| s.contains_key(&e.seed));
-        if used {
-            let t = tokens.entry(c.clone()).or_default();
-            t.0 += u.prompt_tokens;
-            t.1 += u.completion_tokens;
-        }
-    }
     if tokens.is_empty() {
         return None;
     }

@@ -8,7 +8,7 @@ use benchaudit_stats::mean;
 
 use super::{Family, Grid, TaskSeeds, label, shortfall};
 use crate::error::{Result, stats};
-use crate::load::{Episode, Loaded};
+use crate::load::Loaded;
 use crate::model::{Condition, LevelShortfall, ScorerContrast};
 
 /// Across-level shortfalls per (policy, arm, options) family present at two or more levels.
@@ -41,7 +41,7 @@ pub(super) fn level_shortfalls(grid: &Grid, show_hash: bool) -> Result<Vec<Level
             setting,
         };
         let lbl = label(&cond, show_hash);
-        let flat = |t: &BTreeMap<String, BTreeMap<u64, f64>>| {
+        let flat = |t: &TaskSeeds| {
             t.values()
                 .flat_map(|s| s.values().copied())
                 .collect::<Vec<_>>()
@@ -79,58 +79,47 @@ pub(super) fn level_shortfalls(grid: &Grid, show_hash: bool) -> Result<Vec<Level
 }
 
 /// Mean F1 and mean judge / 100 per condition over scored, non-infra episodes, each mean
-/// summed in episode-key order.
+/// summed in episode-key order (for a condition: task, then seed).
 pub(super) fn scorer_contrast(
     loaded: &Loaded,
     conditions: &[Condition],
     show_hash: bool,
 ) -> Result<Vec<ScorerContrast>> {
-    let mut by: BTreeMap<&Condition, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    let mut sorted: Vec<&Episode> = loaded
-        .episodes
-        .iter()
-        .filter(|e| e.outcome != Outcome::InfraError)
-        .collect();
-    // The order of `EpisodeKey`: policy, level, task, seed, arm, options hash.
-    sorted.sort_by(|a, b| {
-        let (ga, gb) = (loaded.group(a), loaded.group(b));
-        (
-            &ga.policy,
-            ga.level,
-            &ga.task_id,
-            a.seed,
-            &ga.arm,
-            &ga.options_hash,
-        )
-            .cmp(&(
-                &gb.policy,
-                gb.level,
-                &gb.task_id,
-                b.seed,
-                &gb.arm,
-                &gb.options_hash,
-            ))
-    });
-    for e in sorted {
-        if let Some((f1, judge_total)) = e.scores
-            && f1.is_finite()
-            && judge_total.is_finite()
-        {
-            let entry = by.entry(&conditions[e.group]).or_default();
-            entry.0.push(f1);
-            entry.1.push(judge_total / JUDGE_SCALE);
-        }
+    // Each condition's groups (one a task), in task order.
+    let mut by: BTreeMap<&Condition, Vec<usize>> = BTreeMap::new();
+    for (g, c) in conditions.iter().enumerate() {
+        by.entry(c).or_default().push(g);
     }
-    by.into_iter()
-        .map(|(c, (f1, judge))| {
-            let lbl = label(c, show_hash);
-            Ok(ScorerContrast {
-                label: lbl.clone(),
-                n: f1.len(),
-                f1_mean: mean(&f1).map_err(stats(&lbl))?,
-                judge_mean: mean(&judge).map_err(stats(&lbl))?,
-                condition: c.clone(),
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (c, mut groups) in by {
+        groups.sort_by(|&a, &b| loaded.groups[a].task_id.cmp(&loaded.groups[b].task_id));
+        let (mut f1, mut judge) = (Vec::new(), Vec::new());
+        for g in groups {
+            let e = &loaded.episodes[g];
+            for i in 0..e.len() {
+                if e.outcome(i) == Outcome::InfraError {
+                    continue;
+                }
+                if let Some((f, judge_total)) = e.scores(i)
+                    && f.is_finite()
+                    && judge_total.is_finite()
+                {
+                    f1.push(f);
+                    judge.push(judge_total / JUDGE_SCALE);
+                }
+            }
+        }
+        if f1.is_empty() {
+            continue;
+        }
+        let lbl = label(c, show_hash);
+        out.push(ScorerContrast {
+            label: lbl.clone(),
+            n: f1.len(),
+            f1_mean: mean(&f1).map_err(stats(&lbl))?,
+            judge_mean: mean(&judge).map_err(stats(&lbl))?,
+            condition: c.clone(),
+        });
+    }
+    Ok(out)
 }

@@ -21,7 +21,7 @@
 //!
 //! The submodules: [`levels`] (gaps across levels, judge vs ground truth), [`paired`] (A/B
 //! arms, run-vs-run comparisons, Holm), [`curves`] (degradation doses). The 2×2 joint
-//! intervention is the audit's one computation ([`benchaudit_audit::joint::compute`]).
+//! intervention is the audit's one computation ([`benchaudit_audit::joint::compute_grouped`]).
 
 mod curves;
 mod extras;
@@ -38,9 +38,9 @@ pub use curves::arm_dose;
 pub use paired::compare_stats;
 
 use crate::error::{Error, Result, stats};
-use crate::load::{Group, Loaded};
+use crate::load::{Group, GroupEpisodes, Loaded, PayloadKey};
 use crate::model::{
-    CellStats, Condition, Excluded, Metric, PooledStats, RecordTally, RunStats, SCHEMA, SeedValue,
+    CellStats, Condition, Excluded, Metric, PooledStats, RecordTally, RunStats, SCHEMA, SeedValues,
     Settings, Shortfall, Tool,
 };
 
@@ -222,36 +222,41 @@ pub(super) fn condition(g: &Group, arms: &ArmMap) -> Condition {
     }
 }
 
-/// A run's usable episodes: the condition of each group, and (group, seed, value) for every
-/// episode with the metric.
+/// A run's usable episodes: the condition of each group, and the (seed, value) of every
+/// episode of it with the metric.
 pub(super) struct Observed {
     /// By group index ([`Loaded::groups`]).
     pub conditions: Vec<Condition>,
-    /// (group, seed, metric value).
-    pub values: Vec<(usize, u64, f64)>,
+    /// By group index: its episodes with the metric, by seed.
+    pub values: Vec<SeedValues>,
 }
 
 impl Observed {
-    /// condition → task → seed → value.
-    pub fn grid(&self, loaded: &Loaded) -> Grid {
+    /// Episodes with the metric.
+    pub fn used(&self) -> usize {
+        self.values.iter().map(SeedValues::len).sum()
+    }
+
+    /// The groups with an episode with the metric.
+    pub fn used_groups(&self) -> impl Iterator<Item = usize> + '_ {
+        (self.values.iter().enumerate())
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(g, _)| g)
+    }
+
+    /// condition → task → seed → value, the values moved in.
+    pub fn into_grid(self, groups: &[Group]) -> Grid {
         let mut grid: Grid = BTreeMap::new();
-        for &(g, seed, v) in &self.values {
-            let c = &self.conditions[g];
-            if !grid.contains_key(c) {
-                grid.insert(c.clone(), TaskSeeds::new());
+        for ((c, values), g) in self.conditions.into_iter().zip(self.values).zip(groups) {
+            if !values.is_empty() {
+                grid.entry(c).or_default().insert(g.task_id.clone(), values);
             }
-            let tasks = grid.get_mut(c).expect("inserted above");
-            let task = &loaded.groups[g].task_id;
-            if !tasks.contains_key(task) {
-                tasks.insert(task.clone(), BTreeMap::new());
-            }
-            tasks.get_mut(task).expect("inserted above").insert(seed, v);
         }
         grid
     }
 }
 
-/// Splits a run's episodes into usable observations and exclusions.
+/// Splits a run's episodes into usable observations and exclusions (listed in ledger order).
 pub(super) fn observations(
     loaded: &Loaded,
     metric: Metric,
@@ -261,42 +266,60 @@ pub(super) fn observations(
         .iter()
         .map(|g| condition(g, &loaded.arm_settings))
         .collect();
-    let mut values = Vec::new();
-    let mut excluded = Vec::new();
+    let mut values = Vec::with_capacity(loaded.groups.len());
+    // (line, group, episode, reason) of each excluded episode.
+    let mut left_out: Vec<(u32, usize, usize, &str)> = Vec::new();
+    let mut by_outcome: Vec<(Outcome, usize)> = Vec::new();
+    let (mut infra, mut missing, mut used) = (0, 0, 0);
+    for (g, e) in loaded.episodes.iter().enumerate() {
+        let mut kept = SeedValues::with_capacity(e.len());
+        for i in 0..e.len() {
+            let outcome = e.outcome(i);
+            match by_outcome.iter_mut().find(|(o, _)| *o == outcome) {
+                Some((_, n)) => *n += 1,
+                None => by_outcome.push((outcome, 1)),
+            }
+            if outcome == Outcome::InfraError {
+                infra += 1;
+                left_out.push((e.line(i), g, i, "infra_error"));
+            } else if let Some(v) = e.metric(i, metric) {
+                kept.push(e.seeds()[i], v);
+                used += 1;
+            } else {
+                missing += 1;
+                left_out.push((e.line(i), g, i, "missing_metric"));
+            }
+        }
+        kept.shrink_to_fit();
+        values.push(kept);
+    }
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
-    let (mut infra, mut missing) = (0, 0);
-    for e in &loaded.episodes {
-        let outcome = serde_json::to_value(e.outcome)
+    for (outcome, n) in by_outcome {
+        let name = serde_json::to_value(outcome)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        *outcomes.entry(outcome).or_default() += 1;
-        let reason = if e.outcome == Outcome::InfraError {
-            infra += 1;
-            Some("infra_error")
-        } else if let Some(v) = e.metric(metric) {
-            values.push((e.group, e.seed, v));
-            None
-        } else {
-            missing += 1;
-            Some("missing_metric")
-        };
-        if let Some(reason) = reason {
-            let g = loaded.group(e);
-            excluded.push(Excluded {
-                policy: g.policy.clone(),
-                level: g.level,
-                task_id: g.task_id.clone(),
-                seed: e.seed,
-                arm: g.arm.clone(),
-                reason: reason.to_string(),
-                error: e.error.clone(),
-            });
-        }
+        *outcomes.entry(name).or_default() += n;
     }
+    left_out.sort_by_key(|&(line, ..)| line);
+    let excluded = left_out
+        .into_iter()
+        .map(|(line, g, i, reason)| {
+            let group = &loaded.groups[g];
+            Excluded {
+                policy: group.policy.clone(),
+                level: group.level,
+                task_id: group.task_id.clone(),
+                seed: loaded.episodes[g].seeds()[i],
+                arm: group.arm.clone(),
+                reason: reason.to_string(),
+                error: loaded.error_at(line).map(str::to_string),
+            }
+        })
+        .collect();
     let counts = RecordTally {
-        total: loaded.episodes.len(),
-        used: values.len(),
+        total: loaded.episode_count(),
+        used,
         infra_errors: infra,
         missing_metric: missing,
         outcomes,
@@ -311,10 +334,29 @@ pub(super) fn observations(
 /// # Errors
 /// [`Error::Invalid`] when no episode has the chosen metric or a setting is invalid (bad
 /// α/τ); a statistics error otherwise.
-pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
-    let arms = &loaded.arm_settings;
-    let (obs, episodes, excluded) = observations(loaded, opts.metric);
-    if obs.values.is_empty() {
+pub fn run_stats(mut loaded: Loaded, opts: &Options) -> Result<RunStats> {
+    loaded.keep_for(opts.metric);
+    // The labels show options hashes when the conditions with the metric need them.
+    let conditions: Vec<Condition> = (loaded.groups.iter())
+        .map(|g| condition(g, &loaded.arm_settings))
+        .collect();
+    let with_metric =
+        (loaded.episodes.iter()).map(|e| (0..e.len()).any(|i| e.metric(i, opts.metric).is_some()));
+    let show_hash = hash_needed(
+        conditions
+            .iter()
+            .zip(with_metric)
+            .filter_map(|(c, any)| any.then_some(c)),
+    );
+    // What reads the episodes' scores, payloads and tokens, before the payloads are dropped;
+    // then the values the statistics resample are taken and the episodes dropped.
+    let scorers = levels::scorer_contrast(&loaded, &conditions, show_hash)?;
+    let joint = joint(&loaded, &loaded.arm_settings, show_hash);
+    let tokens = extras::tokens(&loaded, &conditions, opts.metric);
+    drop(conditions);
+    loaded.drop_payloads();
+    let (obs, episodes, excluded) = observations(&loaded, opts.metric);
+    if obs.used() == 0 {
         return Err(Error::Invalid(format!(
             "no episode in {} has the metric `{}` ({} infra errors, {} without it){}",
             loaded.source.run_dir,
@@ -329,9 +371,37 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         )));
     }
     let config = opts.summary_config();
+
+    // Groups with a usable episode, then what they hold.
+    let used_groups = || obs.used_groups().map(|g| &loaded.groups[g]);
+    let levels: Vec<Level> = used_groups()
+        .map(|g| g.level)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut tasks: Vec<String> = used_groups()
+        .map(|g| g.task_id.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    tasks.sort_by(|a, b| crate::order::natural(a, b));
+    let policies: Vec<String> = used_groups()
+        .map(|g| g.policy.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // Inserted one by one: collecting a set would first gather every episode's seed.
+    let mut seeds = BTreeSet::new();
+    for s in obs.values.iter().flat_map(SeedValues::keys) {
+        seeds.insert(s);
+    }
+    let seeds: Vec<u64> = seeds.into_iter().collect();
+    let source = loaded.source.clone();
+    let groups = std::mem::take(&mut loaded.groups);
+    drop(loaded);
     // condition → task → seed → value (BTreeMaps give the documented orders).
-    let grid = obs.grid(loaded);
-    let show_hash = hash_needed(grid.keys());
+    let grid = obs.into_grid(&groups);
+    drop(groups);
 
     let mut cells = Vec::new();
     let mut pooled = Vec::new();
@@ -354,10 +424,8 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
                 shortfall: shortfall(&values, &values).map_err(stats(&what))?,
                 five: five_numbers(&values).map_err(stats(&what))?,
                 summary,
-                values: seeds
-                    .iter()
-                    .map(|(&seed, &value)| SeedValue { seed, value })
-                    .collect(),
+                // Moved in from the grid once every section has read it.
+                values: SeedValues::default(),
             });
             all.extend(values.iter().copied());
             strata.push(values);
@@ -375,44 +443,26 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         });
     }
 
-    // Groups with a usable episode, then what they hold.
-    let used: BTreeSet<usize> = obs.values.iter().map(|o| o.0).collect();
-    let used_groups = || used.iter().map(|&g| &loaded.groups[g]);
-    let levels: Vec<Level> = used_groups()
-        .map(|g| g.level)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut tasks: Vec<String> = used_groups()
-        .map(|g| g.task_id.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    tasks.sort_by(|a, b| crate::order::natural(a, b));
-    let policies: Vec<String> = used_groups()
-        .map(|g| g.policy.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let seeds: Vec<u64> = obs
-        .values
-        .iter()
-        .map(|o| o.1)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
     let level_shortfalls = levels::level_shortfalls(&grid, show_hash)?;
-    let scorers = levels::scorer_contrast(loaded, &obs.conditions, show_hash)?;
-    let joint = joint(loaded, arms, show_hash);
     let ab = paired::ab_section(&grid, opts, show_hash)?;
     let degradation = curves::curves(&grid, opts)?;
     let pass_k = extras::pass_k(&grid, opts, show_hash)?;
-    let cost = extras::cost(loaded, &obs.conditions, &grid, opts, show_hash);
+    let cost = extras::cost(tokens, &grid, opts, show_hash);
+    let conditions = grid.len();
+    // Each cell's values, from the grid, in the order the cells were made.
+    let mut unfilled = cells.iter_mut();
+    for (_, tasks) in grid {
+        let mut in_order: Vec<(String, SeedValues)> = tasks.into_iter().collect();
+        in_order.sort_by(|a, b| crate::order::natural(&a.0, &b.0));
+        for ((_, values), cell) in in_order.into_iter().zip(unfilled.by_ref()) {
+            cell.values = values;
+        }
+    }
     Ok(RunStats {
         schema: SCHEMA.to_string(),
         kind: "run".to_string(),
         tool: tool(),
-        source: loaded.source.clone(),
+        source,
         settings: opts.settings(),
         episodes,
         excluded,
@@ -423,7 +473,7 @@ pub fn run_stats(loaded: &Loaded, opts: &Options) -> Result<RunStats> {
         tasks,
         policies,
         seeds,
-        conditions: grid.len(),
+        conditions,
         cells,
         pooled,
         level_shortfalls,
@@ -475,6 +525,26 @@ fn usage_if_setting(opts: &Options) -> impl Fn(Error) -> Error + '_ {
     }
 }
 
+/// A group's episodes as the 2×2 reads them, from the columns.
+struct Scored<'a>(&'a GroupEpisodes);
+
+impl benchaudit_audit::joint::ScoredEpisodes for Scored<'_> {
+    type Payload = PayloadKey;
+    fn scored(
+        &self,
+    ) -> impl Iterator<Item = benchaudit_audit::joint::JointScored<Option<PayloadKey>>> + '_ {
+        let e = self.0;
+        (0..e.len()).filter_map(move |i| {
+            let s =
+                benchaudit_audit::joint::JointScored::of(e.outcome(i), e.scores(i), e.payload(i))?;
+            Some(benchaudit_audit::joint::JointScored {
+                seed: e.seeds()[i],
+                ..s
+            })
+        })
+    }
+}
+
 /// The 2×2, as the audit computes it, with rows best first in the repaired cell (L2 × ground
 /// truth), as in the spectrum.
 fn joint(
@@ -492,21 +562,22 @@ fn joint(
         };
         label(&c, show_hash)
     };
-    let episodes = loaded.episodes.iter().map(|e| {
-        let g = loaded.group(e);
-        benchaudit_audit::joint::JointEpisode {
+    use benchaudit_audit::joint::JointGroup;
+    let groups: Vec<JointGroup<'_, Scored<'_>>> = (loaded.groups.iter())
+        .zip(&loaded.episodes)
+        .filter(|(g, _)| matches!(g.level, Level::L0 | Level::L2))
+        .map(|(g, e)| JointGroup {
             policy: &g.policy,
             level: g.level,
             task_id: &g.task_id,
-            seed: e.seed,
             arm: g.arm.as_deref(),
             options_hash: &g.options_hash,
-            outcome: e.outcome,
-            scores: e.scores,
-            payload_sha256: e.payload_sha256.as_deref(),
-        }
-    });
-    let mut joint = benchaudit_audit::joint::compute_from(episodes, &label_of)?;
+            // Players are in the order of their first episode in the ledger.
+            first: (0..e.len()).map(|i| e.line(i)).min().unwrap_or(u32::MAX) as usize,
+            scored: Scored(e),
+        })
+        .collect();
+    let mut joint = benchaudit_audit::joint::compute_grouped(&groups, &label_of)?;
     joint.rows.sort_by(|a, b| {
         // Rows with data first (best first), rows without data last.
         let key = |r: &benchaudit_audit::joint::JointRow| r.l2_truth.unwrap_or(f64::NEG_INFINITY);
@@ -535,6 +606,6 @@ pub(super) type Pairs = BTreeMap<PairKey, BTreeMap<u64, (f64, f64)>>;
 /// Dose arms of one (policy, level): (dose, condition, values).
 pub(super) type Doses<'a> = Vec<(f64, &'a Condition, &'a TaskSeeds)>;
 /// task → seed → value.
-pub(super) type TaskSeeds = BTreeMap<String, BTreeMap<u64, f64>>;
+pub(super) type TaskSeeds = BTreeMap<String, SeedValues>;
 /// condition → task → seed → value.
 pub(super) type Grid = BTreeMap<Condition, TaskSeeds>;

@@ -14,7 +14,7 @@ use super::curves::{Side, arm_side};
 use super::{Grid, Observed, Options, Pairs, TaskSeeds, observations, tool};
 use crate::error::{Error, Result, stats};
 use crate::load::Loaded;
-use crate::model::{CompareStats, Condition, PairedRow, PairedSection, SCHEMA};
+use crate::model::{CompareStats, Condition, PairedRow, PairedSection, SCHEMA, SeedValues};
 
 fn paired_row(
     policy: &str,
@@ -193,7 +193,7 @@ pub(super) fn ab_section(
     let mut pairs = BTreeMap::new();
     let (mut unpaired_a, mut unpaired_b, mut n_pairs) = (0, 0, 0);
     let mut skipped = Vec::new();
-    let count = |t: &TaskSeeds| t.values().map(BTreeMap::len).sum::<usize>();
+    let count = |t: &TaskSeeds| t.values().map(SeedValues::len).sum::<usize>();
     let mut settings: BTreeMap<String, ArmSetting> = BTreeMap::new();
     for ((policy, level, setting), (constant, escalating)) in &by {
         let (&[(c_cond, c_tasks)], &[(_, e_tasks)]) = (constant.as_slice(), escalating.as_slice())
@@ -212,13 +212,13 @@ pub(super) fn ab_section(
         };
         for (task, c_seeds) in c_tasks {
             let e_seeds = e_tasks.get(task);
-            for (seed, cv) in c_seeds {
-                match e_seeds.and_then(|s| s.get(seed)) {
+            for (seed, cv) in c_seeds.iter() {
+                match e_seeds.and_then(|s| s.get(&seed)) {
                     Some(ev) => {
                         pairs
                             .entry((policy.clone(), *level, qualifier.clone(), task.clone()))
                             .or_insert_with(BTreeMap::new)
-                            .insert(*seed, (*cv, *ev));
+                            .insert(seed, (cv, *ev));
                         n_pairs += 1;
                     }
                     None => unpaired_a += 1,
@@ -289,8 +289,22 @@ pub fn compare_stats(a: &Loaded, b: &Loaded, opts: &Options) -> Result<CompareSt
     let (obs_a, counts_a, _) = observations(a, opts.metric);
     let (obs_b, counts_b, _) = observations(b, opts.metric);
     let index = |run: &Loaded, obs: &Observed, name: &str| -> Result<BTreeMap<Key, f64>> {
+        // In ledger order: a key held under several option sets is named where it repeats.
+        let mut in_order: Vec<(u32, usize, u64, f64)> = Vec::with_capacity(obs.used());
+        for (g, values) in obs.values.iter().enumerate() {
+            let e = &run.episodes[g];
+            let mut i = 0;
+            for (seed, v) in values.iter() {
+                // The episodes of `values` are a subsequence of the group's, both by seed.
+                while e.seeds().get(i).is_some_and(|&s| s < seed) {
+                    i += 1;
+                }
+                in_order.push((e.line(i.min(e.len().saturating_sub(1))), g, seed, v));
+            }
+        }
+        in_order.sort_by_key(|&(line, ..)| line);
         let mut m = BTreeMap::new();
-        for &(g, seed, v) in &obs.values {
+        for (_, g, seed, v) in in_order {
             let (c, task) = (&obs.conditions[g], &run.groups[g].task_id);
             let key = (
                 c.policy.clone(),

@@ -31,8 +31,10 @@ mod heatmap;
 mod joint;
 mod passk;
 mod spectrum;
+mod stream;
 mod style;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -66,22 +68,43 @@ pub const SVG_FONT_STACK: &str = "DejaVu Sans, Bitstream Vera Sans, Verdana, san
 /// Result of drawing onto a plotters backend `DB`.
 pub type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-/// A figure written to disk: where, how big, and the SVG text (for inlining into HTML).
+/// A figure written to disk: where and how big.
 ///
 /// Exists so callers can list the files in their JSON, check the PNG size and embed the SVG
-/// without reading the file back.
+/// (read back from its file as the page is written: a figure's text follows its data, 10 MB
+/// for the pass@k figure at 1 000 seeds).
 #[derive(Debug, Clone)]
 pub struct Rendered {
     /// Path of the SVG file.
     pub svg_path: PathBuf,
     /// Path of the PNG file.
     pub png_path: PathBuf,
-    /// The SVG document.
-    pub svg: String,
+    /// Newlines in the SVG file.
+    pub svg_lines: usize,
     /// Width in pixels (SVG and PNG).
     pub width: u32,
     /// Height in pixels (SVG and PNG).
     pub height: u32,
+}
+
+impl Rendered {
+    /// The SVG document, read from its file.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn svg_text(&self) -> Result<String> {
+        std::fs::read_to_string(&self.svg_path)
+            .map_err(io(format!("reading {}", self.svg_path.display())))
+    }
+
+    /// The SVG as a page inlines it: from its file.
+    #[must_use]
+    pub fn inline(&self) -> crate::doc::InlineSvg {
+        crate::doc::InlineSvg::File {
+            path: self.svg_path.clone(),
+            lines: self.svg_lines,
+        }
+    }
 }
 
 /// One figure kind: its pixel size and how to draw it on any plotters backend.
@@ -141,23 +164,32 @@ pub fn write<F: Figure>(figure: &F, dir: &Path, name: &str) -> Result<Rendered> 
         bail!("figure {name} would be {width}×{height} pixels");
     }
     std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
-    let mut svg = String::new();
+    // Drawn into the file call by call (figures::stream: plotters' own SVG backend, never the
+    // whole text in memory). The layout was measured with DejaVu Sans; ask SVG viewers for it
+    // (or its metric twins) before any other sans-serif face: the attribute is replaced on the
+    // way, as `str::replace` on the text would replace it.
+    let svg_path = dir.join(format!("{name}.svg"));
+    let writing = || io(format!("writing {}", svg_path.display()));
+    let (from, to) = (
+        format!("font-family=\"{}\"", style::FONT),
+        format!("font-family=\"{SVG_FONT_STACK}\""),
+    );
+    let file = std::fs::File::create(&svg_path).map_err(writing())?;
+    let mut out = std::io::BufWriter::new(file);
+    let lines = std::cell::Cell::new(0);
     {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        let backend = stream::PerCall::new(&mut out, (width, height), (&from, &to), &lines)
+            .map_err(writing())?;
+        let root = backend.into_drawing_area();
         figure
             .draw(&root)
             .map_err(|e| Error::Figure(format!("drawing {name}.svg: {e}")))?;
         root.present()
             .map_err(|e| Error::Figure(format!("drawing {name}.svg: {e}")))?;
     }
-    // The layout was measured with DejaVu Sans; ask SVG viewers for it (or its metric twins)
-    // before any other sans-serif face.
-    let svg = svg.replace(
-        &format!("font-family=\"{}\"", style::FONT),
-        &format!("font-family=\"{SVG_FONT_STACK}\""),
-    );
-    let svg_path = dir.join(format!("{name}.svg"));
-    std::fs::write(&svg_path, &svg).map_err(io(format!("writing {}", svg_path.display())))?;
+    stream::PerCall::close(&mut out, &lines).map_err(writing())?;
+    let svg_lines = lines.get();
+    out.flush().map_err(writing())?;
     let png_path = dir.join(format!("{name}.png"));
     {
         let bitmap = BitMapBackend::new(&png_path, (width, height));
@@ -174,7 +206,7 @@ pub fn write<F: Figure>(figure: &F, dir: &Path, name: &str) -> Result<Rendered> 
     Ok(Rendered {
         svg_path,
         png_path,
-        svg,
+        svg_lines,
         width,
         height,
     })
@@ -213,8 +245,32 @@ mod render_tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// Sample data for every figure kind, as a report would pass it.
+    type Samples = (
+        SpectrumData,
+        HeatmapData,
+        ProbeBarsData,
+        ScaffoldingData,
+        ForestData,
+        DegradationData,
+        JointPanelData,
+    );
+
+    /// Every figure kind drawn from [`sample_data`].
     fn render_all(dir: &Path) -> Vec<Rendered> {
+        let (spectrum, heat, probe, scaffold, forest, degradation, joint) = sample_data();
+        vec![
+            write(&spectrum, dir, "spectrum").unwrap(),
+            write(&heat, dir, "heatmap").unwrap(),
+            write(&probe, dir, "probe").unwrap(),
+            write(&scaffold, dir, "scaffolding").unwrap(),
+            write(&forest, dir, "forest").unwrap(),
+            write(&degradation, dir, "degradation").unwrap(),
+            write(&joint, dir, "joint").unwrap(),
+        ]
+    }
+
+    /// Sample data for every figure kind, as a report would pass it.
+    fn sample_data() -> Samples {
         let rows = [
             ("oracle", 1.0, 1.0, 1.0),
             ("no-dedup", 0.6, 0.887, 0.65),
@@ -351,15 +407,7 @@ mod render_tests {
                 },
             ],
         };
-        vec![
-            write(&spectrum, dir, "spectrum").unwrap(),
-            write(&heat, dir, "heatmap").unwrap(),
-            write(&probe, dir, "probe").unwrap(),
-            write(&scaffold, dir, "scaffolding").unwrap(),
-            write(&forest, dir, "forest").unwrap(),
-            write(&degradation, dir, "degradation").unwrap(),
-            write(&joint, dir, "joint").unwrap(),
-        ]
+        (spectrum, heat, probe, scaffold, forest, degradation, joint)
     }
 
     /// Renders every kind from sample data. Set `BENCHAUDIT_FIGURE_SMOKE_DIR=DIR` to keep the
@@ -370,20 +418,15 @@ mod render_tests {
         let dir = std::env::var_os("BENCHAUDIT_FIGURE_SMOKE_DIR")
             .map_or_else(|| tmp.path().to_path_buf(), PathBuf::from);
         for r in render_all(&dir) {
+            let svg = r.svg_text().unwrap();
+            assert_eq!(svg.matches('\n').count(), r.svg_lines);
             assert!(
-                r.svg.starts_with("<svg") && r.svg.contains("</svg>"),
+                svg.starts_with("<svg") && svg.contains("</svg>"),
                 "{}",
                 r.svg_path.display()
             );
-            assert!(
-                r.svg.contains("<text"),
-                "no text in {}",
-                r.svg_path.display()
-            );
-            assert!(
-                r.svg.contains(SVG_FONT_STACK) && !r.svg.contains("font-family=\"sans-serif\"")
-            );
-            assert_eq!(std::fs::read_to_string(&r.svg_path).unwrap(), r.svg);
+            assert!(svg.contains("<text"), "no text in {}", r.svg_path.display());
+            assert!(svg.contains(SVG_FONT_STACK) && !svg.contains("font-family=\"sans-serif\""));
             let png = image::open(&r.png_path).unwrap();
             assert_eq!(
                 (png.width(), png.height()),
@@ -461,9 +504,105 @@ mod render_tests {
             let png = image::open(&r.png_path).unwrap();
             assert_eq!((png.width(), png.height()), (r.width, r.height));
             // Every label is drawn: the last arm and the last task are in the SVG.
-            assert!(r.svg.contains("<text"));
+            assert!(r.svg_text().unwrap().contains("<text"));
         }
-        assert!(wide.svg.contains("slack 11]"), "the 24th group is drawn");
-        assert!(h.svg.contains("T30_task"), "the 30th column is drawn");
+        assert!(
+            wide.svg_text().unwrap().contains("slack 11]"),
+            "the 24th group is drawn"
+        );
+        assert!(
+            h.svg_text().unwrap().contains("T30_task"),
+            "the 30th column is drawn"
+        );
+    }
+
+    /// The SVG as plotters' own backend draws it into a string, with the font replaced.
+    fn plotters_svg<F: Figure>(figure: &F) -> String {
+        let (width, height) = figure.size().unwrap();
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+            figure.draw(&root).unwrap();
+            root.present().unwrap();
+        }
+        svg.replace(
+            &format!("font-family=\"{}\"", style::FONT),
+            &format!("font-family=\"{SVG_FONT_STACK}\""),
+        )
+    }
+
+    /// Every kind's file is byte for byte what plotters' string backend draws, with the font
+    /// replaced as `str::replace` replaces it.
+    #[test]
+    fn svg_files_are_what_plotters_draws_with_the_font_stack() {
+        ensure_fonts().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let rendered = render_all(dir.path());
+        let data = sample_data();
+        let expected = [
+            plotters_svg(&data.0),
+            plotters_svg(&data.1),
+            plotters_svg(&data.2),
+            plotters_svg(&data.3),
+            plotters_svg(&data.4),
+            plotters_svg(&data.5),
+            plotters_svg(&data.6),
+        ];
+        assert_eq!(rendered.len(), expected.len());
+        for (r, e) in rendered.iter().zip(&expected) {
+            assert_eq!(&r.svg_text().unwrap(), e, "{}", r.svg_path.display());
+        }
+        let point = |k: u32, v: f64| DegradationPoint {
+            dose: f64::from(k),
+            mean: v,
+            lo: v * 0.9,
+            hi: v,
+        };
+        let passk = PassKData {
+            title: "pass@k & pass^k <L2>".into(),
+            note: "line = mean".into(),
+            x_label: "k (trials)".into(),
+            y_label: "probability".into(),
+            panels: ["oracle L2", "no-dedup \"L0\""]
+                .iter()
+                .map(|label| PassKPanel {
+                    label: (*label).into(),
+                    at_k: (1..=12)
+                        .map(|k| point(k, 1.0 - 0.5 / f64::from(k)))
+                        .collect(),
+                    hat_k: (1..=12).map(|k| point(k, 0.5 / f64::from(k))).collect(),
+                    tasks: (0..3)
+                        .map(|t| benchaudit_stats::TaskTrials {
+                            n: 12,
+                            successes: 12 - t,
+                            up_to: 12,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        let cost = CostScatterData {
+            title: "Cost vs F1".into(),
+            y_label: "mean F1".into(),
+            note: "ringed = Pareto front".into(),
+            points: vec![
+                CostPoint {
+                    label: "openai:gpt-4o L2".into(),
+                    usd: 0.012,
+                    mean: 0.8,
+                    pareto: true,
+                },
+                CostPoint {
+                    label: "local L2".into(),
+                    usd: 0.002,
+                    mean: 0.4,
+                    pareto: false,
+                },
+            ],
+        };
+        let r = write(&passk, dir.path(), "passk").unwrap();
+        assert_eq!(r.svg_text().unwrap(), plotters_svg(&passk));
+        let r = write(&cost, dir.path(), "cost").unwrap();
+        assert_eq!(r.svg_text().unwrap(), plotters_svg(&cost));
     }
 }

@@ -6,9 +6,13 @@
 //! condition holds two curves and its own tasks, always readable; the panels wrap into rows at
 //! [`style::MAX_WIDTH`].
 
+use std::collections::HashMap;
+
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
+
+use benchaudit_stats::TaskTrials;
 
 use super::degradation::DegradationPoint;
 use super::style::{self, anchored, series_color};
@@ -25,8 +29,18 @@ pub struct PassKPanel {
     pub at_k: Vec<DegradationPoint>,
     /// pass^k by k, with its interval.
     pub hat_k: Vec<DegradationPoint>,
-    /// Every task's pass^k as (k, value).
-    pub tasks: Vec<(f64, f64)>,
+    /// Every task's trials: its dots are its curve's pass^k at each k ([`PassKPanel::dots`]),
+    /// read from the curve stats.json writes rather than held (a dot per task and k).
+    pub tasks: Vec<TaskTrials>,
+}
+
+impl PassKPanel {
+    /// Every task's pass^k as (k, value), task by task, k ascending.
+    pub fn dots(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.tasks
+            .iter()
+            .flat_map(|t| t.points().map(|q| (q.k as f64, q.pass_hat_k)))
+    }
 }
 
 /// The pass@k / pass^k figure of a run report.
@@ -94,6 +108,11 @@ impl PassKData {
     }
 }
 
+/// A key under which two finite k are equal exactly when they are `==` (0 and −0 as one).
+fn same_k(k: f64) -> u64 {
+    if k == 0.0 { 0 } else { k.to_bits() }
+}
+
 /// Where a task's dot goes on the x axis: spread around its k by its rank among the tasks, at
 /// most a quarter of the way to the next k, so it never leaves k's slot (nor the axis).
 pub(crate) fn task_offset(rank: usize, tasks: usize) -> f64 {
@@ -126,7 +145,13 @@ impl Figure for PassKData {
                     bail!("condition {}: k = {} is not a whole k ≥ 1", p.label, q.dose);
                 }
             }
-            check_finite(&p.label, p.tasks.iter().flat_map(|(k, v)| [k, v]))?;
+            if let Some((k, v)) = p.dots().find(|(k, v)| !(k.is_finite() && v.is_finite())) {
+                bail!(
+                    "{} holds a non-finite value ({})",
+                    p.label,
+                    if k.is_finite() { v } else { k }
+                );
+            }
         }
         Ok(())
     }
@@ -174,7 +199,7 @@ impl Figure for PassKData {
                 .iter()
                 .chain(&p.hat_k)
                 .flat_map(|q| [q.lo, q.hi])
-                .chain(p.tasks.iter().map(|(_, v)| *v))
+                .chain(p.dots().map(|(_, v)| v))
         });
         let (y_lo, y_hi) = style::axis_range(ys, 0.0, 1.0, 0.04);
         let x_labels = (k_max as usize).min(8);
@@ -239,22 +264,23 @@ impl Figure for PassKData {
                     Circle::new((p.dose, p.mean), 4, style)
                 }))?;
             }
-            // Each task's dots at its rank's offset from k, the same offset at every k.
-            let mut by_k: Vec<(f64, usize)> = Vec::new();
-            let per_k = |k: f64| panel.tasks.iter().filter(|(d, _)| *d == k).count();
-            chart.draw_series(panel.tasks.iter().map(|(k, v)| {
-                let rank = match by_k.iter_mut().find(|(d, _)| d == k) {
-                    Some((_, r)) => {
-                        *r += 1;
-                        *r - 1
-                    }
-                    None => {
-                        by_k.push((*k, 1));
-                        0
-                    }
-                };
-                let x = k + task_offset(rank, per_k(*k));
-                Circle::new((x, *v), 3, hat_color.mix(0.5).filled())
+            // Each task's dots at its rank's offset from k, the same offset at every k: a dot's
+            // rank is the number of dots before it at the same k, out of all dots at that k.
+            let mut per_k: HashMap<u64, usize> = HashMap::new();
+            for (k, _) in panel.dots() {
+                *per_k.entry(same_k(k)).or_default() += 1;
+            }
+            let mut by_k: HashMap<u64, usize> = HashMap::new();
+            chart.draw_series(panel.dots().map(|(k, v)| {
+                let seen = by_k.entry(same_k(k)).or_default();
+                let rank = *seen;
+                *seen += 1;
+                let tasks = per_k.get(&same_k(k)).copied().unwrap_or(0);
+                Circle::new(
+                    (k + task_offset(rank, tasks), v),
+                    3,
+                    hat_color.mix(0.5).filled(),
+                )
             }))?;
         }
         Ok(())
@@ -277,8 +303,12 @@ mod tests {
             label: label.into(),
             at_k: (1..=ks).map(|k| point(k, 1.0)).collect(),
             hat_k: (1..=ks).map(|k| point(k, 1.0)).collect(),
-            tasks: (1..=ks)
-                .flat_map(|k| (0..tasks).map(move |_| (f64::from(k), 1.0)))
+            tasks: (0..tasks)
+                .map(|_| TaskTrials {
+                    n: u64::from(ks),
+                    successes: u64::from(ks),
+                    up_to: u64::from(ks),
+                })
                 .collect(),
         }
     }

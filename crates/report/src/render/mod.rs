@@ -44,7 +44,7 @@ fn figure_block(d: &Drawn<'_>) -> Block {
         caption: d.caption.to_string(),
         svg: d.svg.to_string(),
         png: d.png.to_string(),
-        inline_svg: d.rendered.svg.clone(),
+        inline_svg: d.rendered.inline(),
     })
 }
 
