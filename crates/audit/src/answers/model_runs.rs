@@ -468,7 +468,7 @@ mod tests {
             samples,
             seeds: seeds.to_vec(),
             max_tokens: None,
-            logs: Some((PathBuf::from("/tmp/x"), "inspect-logs/t".into())),
+            logs: Some((PathBuf::from("audit-out/inspect-logs/t"), "inspect-logs/t".into())),
         }
     }
 
