@@ -189,13 +189,21 @@ fn a_model_through_the_task_gives_worst_case_cvar_and_pass_k_over_seeds() {
             .map(|s| f64::from(u8::from(keys[id] == letter(*s))))
             .collect();
         assert_eq!(row.sample, *id);
-        assert_eq!(row.seeds, 3);
-        assert_eq!(row.mean, xs.iter().sum::<f64>() / 3.0, "{id}");
-        assert_eq!(row.worst, xs.iter().copied().fold(1.0, f64::min), "{id}");
+        assert_eq!(row.trials.seeds, 3);
+        assert_eq!(row.trials.mean, xs.iter().sum::<f64>() / 3.0, "{id}");
+        assert_eq!(
+            row.trials.worst,
+            xs.iter().copied().fold(1.0, f64::min),
+            "{id}"
+        );
         // CVaR at 0.2 over three trials is the lowest one.
-        assert_eq!(row.cvar, row.worst, "{id}");
+        assert_eq!(row.trials.cvar, row.trials.worst, "{id}");
         let passed_all = xs.iter().all(|x| *x == 1.0);
-        assert_eq!(row.pass_hat_k, f64::from(u8::from(passed_all)), "{id}");
+        assert_eq!(
+            row.trials.pass_hat_k,
+            f64::from(u8::from(passed_all)),
+            "{id}"
+        );
         every += f64::from(u8::from(passed_all)) / 3.0;
         all.extend(xs);
     }

@@ -236,11 +236,11 @@ fn model_under_each_shipped_agent_gives_spread_eta_and_per_task_reliability_and_
         .map(|t| {
             (
                 t.scaffold.as_str(),
-                t.seeds,
-                t.mean,
-                t.worst,
-                t.cvar,
-                t.pass_hat_k,
+                t.trials.seeds,
+                t.trials.mean,
+                t.trials.worst,
+                t.trials.cvar,
+                t.trials.pass_hat_k,
             )
         })
         .collect();

@@ -326,11 +326,11 @@ fn model_blocks(a: &AnswersAudit, root: &str) -> Vec<Block> {
                 rows.push(vec![
                     format!("`{}`", s.name),
                     format!("`{}`", r.sample),
-                    tagged(r.seeds, &format!("{p}/seeds")),
-                    rate(Some(r.mean), &format!("{p}/mean")),
-                    rate(Some(r.worst), &format!("{p}/worst")),
-                    rate(Some(r.cvar), &format!("{p}/cvar")),
-                    rate(Some(r.pass_hat_k), &format!("{p}/pass_hat_k")),
+                    tagged(r.trials.seeds, &format!("{p}/seeds")),
+                    rate(Some(r.trials.mean), &format!("{p}/mean")),
+                    rate(Some(r.trials.worst), &format!("{p}/worst")),
+                    rate(Some(r.trials.cvar), &format!("{p}/cvar")),
+                    rate(Some(r.trials.pass_hat_k), &format!("{p}/pass_hat_k")),
                 ]);
             }
         }

@@ -702,11 +702,11 @@ fn compare_blocks(a: &TrajectoriesAudit, at: &str, slug: &str) -> Vec<Block> {
                             t.group.clone(),
                             label(&t.unit),
                             format!("`{}`", t.scaffold),
-                            tagged(t.seeds, &format!("{p}/seeds")),
-                            rate(Some(t.mean), &format!("{p}/mean")),
-                            rate(Some(t.worst), &format!("{p}/worst")),
-                            rate(Some(t.cvar), &format!("{p}/cvar")),
-                            rate(Some(t.pass_hat_k), &format!("{p}/pass_hat_k")),
+                            tagged(t.trials.seeds, &format!("{p}/seeds")),
+                            rate(Some(t.trials.mean), &format!("{p}/mean")),
+                            rate(Some(t.trials.worst), &format!("{p}/worst")),
+                            rate(Some(t.trials.cvar), &format!("{p}/cvar")),
+                            rate(Some(t.trials.pass_hat_k), &format!("{p}/pass_hat_k")),
                         ]
                     })
                     .collect(),

@@ -87,7 +87,7 @@ pub use stratified::{
     stratified_bootstrap_replicates,
 };
 pub use summary::{
-    DEFAULT_ALPHA, DEFAULT_TAUS, ReliabilityAt, Summary, SummaryConfig, cvar, cvar_tail_size, mean,
-    reliability, summarize, summarize_stratified, worst,
+    DEFAULT_ALPHA, DEFAULT_TAUS, ReliabilityAt, Summary, SummaryConfig, Trials, cvar,
+    cvar_tail_size, mean, reliability, summarize, summarize_stratified, trials, worst,
 };
 pub use wilson::{WilsonInterval, Z_95, wilson_interval, wilson_interval_z};

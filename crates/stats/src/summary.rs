@@ -86,6 +86,41 @@ pub fn reliability(values: &[f64], tau: f64) -> Result<f64> {
     Ok(hits as f64 / values.len() as f64)
 }
 
+/// One unit's trials (a task's or a sample's seeds): their mean, worst case, CVaR@α and
+/// pass^k with k the number of trials.
+///
+/// Exists as the one per-unit reliability row of the external audits (a model under each
+/// shipped agent implementation, a model through an Inspect task), so both read the same.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Trials {
+    /// Trials.
+    pub seeds: usize,
+    /// Mean.
+    pub mean: f64,
+    /// Lowest value.
+    pub worst: f64,
+    /// CVaR at the α given.
+    pub cvar: f64,
+    /// pass^k with k the trials: whether every trial is at or above the pass threshold.
+    pub pass_hat_k: f64,
+}
+
+/// [`Trials`] of `values`, a trial passing at `pass_at` or above.
+///
+/// # Errors
+/// As [`mean`] and [`cvar`].
+pub fn trials(values: &[f64], pass_at: f64, alpha: f64) -> Result<Trials> {
+    let n = values.len() as u64;
+    let passed = values.iter().filter(|x| **x >= pass_at).count() as u64;
+    Ok(Trials {
+        seeds: values.len(),
+        mean: mean(values)?,
+        worst: worst(values)?,
+        cvar: cvar(values, alpha)?,
+        pass_hat_k: crate::passk::pass_hat_k(n, passed, n)?,
+    })
+}
+
 /// Reliability at one threshold, as stored in a [`Summary`].
 ///
 /// Exists so a report lists each τ next to its fraction rather than relying on positions.

@@ -73,16 +73,9 @@ pub struct ModelRun {
 pub struct SampleRow {
     /// Sample id.
     pub sample: String,
-    /// Scored seeds.
-    pub seeds: usize,
-    /// Mean score.
-    pub mean: f64,
-    /// Lowest score.
-    pub worst: f64,
-    /// CVaR at [`CVAR_ALPHA`].
-    pub cvar: f64,
-    /// pass^k with k the scored seeds (every seed passes).
-    pub pass_hat_k: f64,
+    /// Its scored seeds' values: mean, worst, CVaR at [`CVAR_ALPHA`], pass^k.
+    #[serde(flatten)]
+    pub trials: benchaudit_stats::Trials,
 }
 
 /// One scorer over every trial.
@@ -390,21 +383,15 @@ fn scorer_row(
     row.samples = per_sample
         .iter()
         .filter_map(|(s, xs)| {
-            let n = xs.len() as u64;
-            let passed = xs.iter().filter(|x| **x >= PASS_AT).count() as u64;
             Some(SampleRow {
                 sample: (*s).clone(),
-                seeds: xs.len(),
-                mean: benchaudit_stats::mean(xs).ok()?,
-                worst: benchaudit_stats::worst(xs).ok()?,
-                cvar: benchaudit_stats::cvar(xs, CVAR_ALPHA).ok()?,
-                pass_hat_k: benchaudit_stats::pass_hat_k(n, passed, n).ok()?,
+                trials: benchaudit_stats::trials(xs, PASS_AT, CVAR_ALPHA).ok()?,
             })
         })
         .collect();
     row.mean = benchaudit_stats::mean(&all).ok();
     row.cvar = benchaudit_stats::cvar(&all, CVAR_ALPHA).ok();
-    let worsts: Vec<f64> = row.samples.iter().map(|s| s.worst).collect();
+    let worsts: Vec<f64> = row.samples.iter().map(|s| s.trials.worst).collect();
     row.mean_worst = benchaudit_stats::mean(&worsts).ok();
     let scored_samples: Vec<Vec<f64>> = per_sample
         .into_iter()
@@ -468,7 +455,10 @@ mod tests {
             samples,
             seeds: seeds.to_vec(),
             max_tokens: None,
-            logs: Some((PathBuf::from("audit-out/inspect-logs/t"), "inspect-logs/t".into())),
+            logs: Some((
+                PathBuf::from("audit-out/inspect-logs/t"),
+                "inspect-logs/t".into(),
+            )),
         }
     }
 
@@ -519,10 +509,10 @@ mod tests {
         );
         assert_eq!(choice.mean, Some(0.8));
         // q1 passes every seed; q2 scores 1, 0 (its third seed unscored).
-        assert_eq!(choice.samples[0].pass_hat_k, 1.0);
-        assert_eq!(choice.samples[1].seeds, 2);
-        assert_eq!(choice.samples[1].worst, 0.0);
-        assert_eq!(choice.samples[1].pass_hat_k, 0.0);
+        assert_eq!(choice.samples[0].trials.pass_hat_k, 1.0);
+        assert_eq!(choice.samples[1].trials.seeds, 2);
+        assert_eq!(choice.samples[1].trials.worst, 0.0);
+        assert_eq!(choice.samples[1].trials.pass_hat_k, 0.0);
         assert_eq!(choice.mean_worst, Some(0.5));
         // pass^k pooled to k = 2 (q2's scored seeds): (1 + 0) / 2; pass^1 = (1 + 1/2) / 2.
         assert_eq!(choice.pass_k.len(), 2);

@@ -144,16 +144,9 @@ pub struct TaskRow {
     pub unit: String,
     /// Scaffold.
     pub scaffold: String,
-    /// Scored seeds.
-    pub seeds: usize,
-    /// Mean reward.
-    pub mean: f64,
-    /// Lowest reward.
-    pub worst: f64,
-    /// CVaR at [`CVAR_ALPHA`].
-    pub cvar: f64,
-    /// pass^k with k the scored seeds (every seed passes).
-    pub pass_hat_k: f64,
+    /// Its scored seeds' rewards: mean, worst, CVaR at [`CVAR_ALPHA`], pass^k.
+    #[serde(flatten)]
+    pub trials: benchaudit_stats::Trials,
 }
 
 /// One model's comparison.
@@ -411,17 +404,11 @@ fn read(model: &str, seeds: usize, a: Answer) -> Comparison {
     let tasks = cells
         .into_iter()
         .filter_map(|((g, u, s), xs)| {
-            let n = xs.len() as u64;
-            let passed = xs.iter().filter(|x| **x >= PASS).count() as u64;
             Some(TaskRow {
                 group: g.into(),
                 unit: u.into(),
                 scaffold: s.into(),
-                seeds: xs.len(),
-                mean: benchaudit_stats::mean(&xs).ok()?,
-                worst: benchaudit_stats::worst(&xs).ok()?,
-                cvar: benchaudit_stats::cvar(&xs, CVAR_ALPHA).ok()?,
-                pass_hat_k: benchaudit_stats::pass_hat_k(n, passed, n).ok()?,
+                trials: benchaudit_stats::trials(&xs, PASS, CVAR_ALPHA).ok()?,
             })
         })
         .collect();
