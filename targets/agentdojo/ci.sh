@@ -18,10 +18,11 @@ echo "== AgentDojo: hook tests (Python, in the venv)"
 "$py" -m unittest discover -s targets/agentdojo -p 'test_*.py'
 
 echo "== AgentDojo: Rust tests against the released package"
-BENCHAUDIT_REQUIRE_AGENTDOJO=1 cargo test -p benchaudit-audit --test trajectories
+# The toy-hook tests ran in the workspace test step; here the one against the released package.
+BENCHAUDIT_REQUIRE_AGENTDOJO=1 cargo test --workspace --test trajectories agentdojo_banking_through_the_released_checks
 
 echo "== AgentDojo: benchaudit audit --target agentdojo (twice)"
-cargo build -p benchaudit --quiet
+cargo build --quiet
 bin=target/debug/benchaudit
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

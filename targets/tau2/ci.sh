@@ -19,10 +19,11 @@ echo "== τ²: hook tests (Python, in the venv)"
 "$py" -m unittest discover -s targets/tau2 -p 'test_*.py'
 
 echo "== τ²: Rust tests against the released package"
-BENCHAUDIT_REQUIRE_TAU2=1 cargo test -p benchaudit-audit --test trajectories
+# The toy-hook tests ran in the workspace test step; here the one against the released package.
+BENCHAUDIT_REQUIRE_TAU2=1 cargo test --workspace --test trajectories tau2_airline_through_the_released_evaluator
 
 echo "== τ²: benchaudit audit --target tau2 (twice)"
-cargo build -p benchaudit --quiet
+cargo build --quiet
 bin=target/debug/benchaudit
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
