@@ -673,10 +673,6 @@ def run_model(request: dict[str, Any]) -> dict[str, Any]:
                 seed=seed,
                 requests=len(calls),
                 failed_requests=sum(1 for e in calls if e.error),
-                tokens={
-                    "input": sum((e.output.usage.input_tokens if e.output and e.output.usage else 0) for e in calls),
-                    "output": sum((e.output.usage.output_tokens if e.output and e.output.usage else 0) for e in calls),
-                },
             )
             runs.append(r)
     import inspect_ai

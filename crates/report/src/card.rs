@@ -135,6 +135,11 @@ fn write_compared(report: &AuditReport, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A rate or score to three decimals, tagged with its JSON path; `-` when there is none.
+pub(crate) fn rate(x: Option<f64>, at: &str) -> String {
+    x.map_or("-".into(), |x| tagged(format!("{x:.3}"), at))
+}
+
 fn f3(x: f64) -> String {
     format!("{x:.3}")
 }

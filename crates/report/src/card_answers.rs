@@ -10,7 +10,7 @@ use benchaudit_audit::answers::AnswersAudit;
 use benchaudit_audit::answers::forge::AnswerKind;
 use benchaudit_audit::battery::Quality;
 
-use crate::card::{status_md as cell, table};
+use crate::card::{rate, status_md as cell, table};
 use crate::doc::{Block, FigureBlock, tagged};
 use crate::error::Result;
 use crate::figures::{self, ProbeBarsData};
@@ -231,10 +231,6 @@ pub fn blocks(a: &AnswersAudit, fig_dir: &Path, slug: &str, index: usize) -> Res
     Ok(b)
 }
 
-fn rate(x: Option<f64>, at: &str) -> String {
-    x.map_or("-".into(), |x| tagged(format!("{x:.3}"), at))
-}
-
 /// `--model`: each model through the task's own solver and scorers, trials being seeds.
 fn model_blocks(a: &AnswersAudit, root: &str) -> Vec<Block> {
     let mut b = Vec::new();
@@ -248,14 +244,12 @@ fn model_blocks(a: &AnswersAudit, root: &str) -> Vec<Block> {
             b.push(Block::Paragraph(format!("**not probed**: {why}")));
             continue;
         }
-        let logs = if m.logs.is_empty() {
-            "The Inspect logs were not kept.".to_string()
-        } else {
-            let dir = m.logs[0].rsplitn(3, '/').nth(2).unwrap_or(&m.logs[0]);
-            format!(
+        let logs = m.log_folder().map_or_else(
+            || "The Inspect logs were not kept.".to_string(),
+            |dir| format!(
                 "Every model request and response is in the Inspect logs under `{dir}/` (one per seed; `inspect view` and `benchaudit import` read them)."
-            )
-        };
+            ),
+        );
         b.push(Block::Paragraph(format!(
             "The model answers the first {} sample(s) of the probed sample through the task's own solver chain and scorers, one Inspect eval per seed ({} seed(s); the seed set in the model's generate config, so trials are seeds), through Inspect's OpenAI-compatible provider: {} model requests, {} failed. {logs} A model's scores are evidence about the model, not the scorer: no cell changes. A trial passes at a score of 1; CVaR is the mean of the worst {} of a scorer's trials; the worst case of a sample is its lowest trial.",
             tagged(m.sample_count, &format!("{at}/sample_count")),

@@ -12,7 +12,7 @@ use benchaudit_audit::trajectories::table::{Benchmark, Forgery, quality};
 use benchaudit_audit::trajectories::verdict::GroupResult;
 use benchaudit_audit::trajectories::{TrajectoriesAudit, Unit, label};
 
-use crate::card::{status_md as cell, table};
+use crate::card::{rate, status_md as cell, table};
 use crate::doc::{Block, FigureBlock, tagged};
 use crate::error::Result;
 use crate::figures::{self, ProbeBarsData};
@@ -20,10 +20,6 @@ use crate::plots::FIGURE_DIR;
 
 /// How many unit ids a list names before it says how many more there are.
 const LISTED: usize = 12;
-
-fn rate(x: Option<f64>, at: &str) -> String {
-    x.map_or("-".into(), |x| tagged(format!("{x:.3}"), at))
-}
 
 /// Unit ids as the card writes them ([`label`]), the first [`LISTED`] of them (the count
 /// stands beside every list; audit.json has them all).

@@ -510,12 +510,11 @@ impl ser::SerializeStruct for ProbeObject {
 impl ser::SerializeStructVariant for ProbeObject {
     type Ok = Shape;
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, _v: &T) -> Result<()> {
-        self.keys.push(Cow::Borrowed(key));
-        Ok(())
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<()> {
+        ser::SerializeStruct::serialize_field(self, key, v)
     }
     fn end(self) -> Result<Shape> {
-        Ok(self.shape())
+        ser::SerializeStruct::end(self)
     }
 }
 
@@ -800,12 +799,11 @@ impl<W: Write + ?Sized> ser::SerializeStruct for EmitCompound<'_, '_, '_, W> {
 impl<W: Write + ?Sized> ser::SerializeStructVariant for EmitCompound<'_, '_, '_, W> {
     type Ok = ();
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
-        self.entry_key()?;
-        self.entry_value(v)
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<()> {
+        ser::SerializeStruct::serialize_field(self, key, v)
     }
     fn end(self) -> Result<()> {
-        Ok(())
+        ser::SerializeStruct::end(self)
     }
 }
 

@@ -194,10 +194,9 @@ fn finish<S: Serialize>(
     title: &str,
     blocks: &[doc::Block],
     figs: &[Written],
-    summary: String,
 ) -> Result<ReportOutput> {
     let (stats_json, summary_json) = write_stats(out, stats)?;
-    write_documents(out, &stats_json, title, blocks, figs, summary, summary_json)
+    write_documents(out, &stats_json, title, blocks, figs, summary_json)
 }
 
 /// Writes `stats` to `out/stats.json`; returns its path and the summary `report --json`
@@ -227,9 +226,9 @@ fn write_documents(
     title: &str,
     blocks: &[doc::Block],
     figs: &[Written],
-    summary: String,
     summary_json: serde_json::Value,
 ) -> Result<ReportOutput> {
+    let summary = pooled_summary(blocks);
     let markdown = doc::markdown(blocks);
     let guard_markdown = guard::check_against_file(&markdown, stats_json)
         .map_err(json("guarding report.md against stats.json"))?;
@@ -344,16 +343,7 @@ pub fn write_loaded_report(loaded: Loaded, out: &Path, opts: &Options) -> Result
     // The documents hold what they say; the statistics (every seed's value, every k) are in
     // the file the guard reads.
     drop(stats);
-    let summary = pooled_summary(&blocks);
-    let mut written = write_documents(
-        out,
-        &stats_json,
-        &title,
-        &blocks,
-        &figs,
-        summary,
-        summary_json,
-    )?;
+    let mut written = write_documents(out, &stats_json, &title, &blocks, &figs, summary_json)?;
     written.notes = notes;
     Ok(written)
 }
@@ -394,16 +384,7 @@ pub fn write_loaded_compare(
         stats.source_a.run_dir, stats.source_b.run_dir
     );
     drop(stats);
-    let summary = pooled_summary(&blocks);
-    let mut written = write_documents(
-        out,
-        &stats_json,
-        &title,
-        &blocks,
-        &figs,
-        summary,
-        summary_json,
-    )?;
+    let mut written = write_documents(out, &stats_json, &title, &blocks, &figs, summary_json)?;
     written.notes = la.notes.iter().chain(&lb.notes).cloned().collect();
     Ok(written)
 }
@@ -428,10 +409,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stats = serde_json::json!({ "mean": 0.887, "n": 60 });
         let honest = vec![Block::Paragraph("mean 0.887 over n = 60".into())];
-        let written = finish(dir.path(), &stats, "t", &honest, &[], String::new()).unwrap();
+        let written = finish(dir.path(), &stats, "t", &honest, &[]).unwrap();
         assert!(written.passed(), "{}", written.guard_markdown);
         let invented = vec![Block::Paragraph("mean 0.887 over n = 60, solved 59".into())];
-        let written = finish(dir.path(), &stats, "t", &invented, &[], String::new()).unwrap();
+        let written = finish(dir.path(), &stats, "t", &invented, &[]).unwrap();
         assert!(!written.passed());
         assert_eq!(written.guard_markdown.violations[0].number.text, "59");
         assert_eq!(written.guard_html.violations[0].number.text, "59");

@@ -677,9 +677,7 @@ fn trajectory_notes(report: &benchaudit_audit::AuditReport) -> Vec<String> {
                         scored.join("; "),
                         m.failed_requests,
                         m.requests,
-                        m.logs
-                            .first()
-                            .map_or("none kept", |l| l.rsplitn(3, '/').nth(2).unwrap_or(l))
+                        m.log_folder().unwrap_or("none kept")
                     )
                 }
             };

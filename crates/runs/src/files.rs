@@ -10,6 +10,20 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// `name` safe as a file name on every filesystem: every character outside `A-Za-z0-9.-`
+/// written as `_` (a model `local:smollm2` → `local_smollm2`).
+pub fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Size limits per kind of input; each is far above anything benchaudit itself writes.
 pub mod limits {
     /// A submission file (the server takes at most 16 MiB per body).

@@ -1002,17 +1002,7 @@ pub fn transcript_name(key: &EpisodeKey) -> String {
 
 /// A transcript file's name without its extension.
 fn transcript_stem(key: &EpisodeKey) -> String {
-    let policy: String = key
-        .policy
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let policy = crate::files::file_safe(&key.policy);
     let arm = key
         .arm
         .as_deref()

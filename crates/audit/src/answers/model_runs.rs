@@ -139,6 +139,13 @@ pub struct ModelRuns {
 }
 
 impl ModelRuns {
+    /// The folder the Inspect logs are in (`inspect-logs/<task>/<model>`), when any were kept.
+    pub fn log_folder(&self) -> Option<&str> {
+        let log = self.logs.first()?;
+        // Each log is `<folder>/seed-<s>/<file>`.
+        Some(log.rsplitn(3, '/').nth(2).unwrap_or(log))
+    }
+
     /// Runs that did not happen, and why.
     pub fn not_probed(model: &str, why: impl Into<String>) -> Self {
         Self {
@@ -195,19 +202,6 @@ struct RunAnswer {
     failed_requests: u32,
 }
 
-/// A file-safe name for a model in log folders: `local:smollm2` → `local_smollm2`.
-pub fn model_slug(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// Runs every model on `samples` (ids in the sample rule's order); `refused` is why the task
 /// cannot run at all (the key-free audit's refusal: no offline data, a sandbox, no scorer).
 pub fn measure(
@@ -233,7 +227,7 @@ pub fn measure(
                 seeds: &settings.seeds,
                 max_tokens: settings.max_tokens,
             };
-            let slug = model_slug(&model.name);
+            let slug = benchaudit_runs::files::file_safe(&model.name);
             let logs = settings
                 .logs
                 .as_ref()
@@ -369,7 +363,8 @@ fn scorer_row(
         name: name.into(),
         excluded,
         scored,
-        unscored: samples.len() * seeds.len() - scored.min(samples.len() * seeds.len()),
+        // At most one value per sample and seed.
+        unscored: samples.len() * seeds.len() - scored,
         mean: None,
         mean_worst: None,
         cvar: None,
@@ -502,6 +497,7 @@ mod tests {
         assert_eq!(m.runs.len(), 6);
         assert_eq!(m.requests, 12);
         assert_eq!(m.logs, ["inspect-logs/t/scripted_m/seed-0/a.eval"]);
+        assert_eq!(m.log_folder(), Some("inspect-logs/t/scripted_m"));
         let choice = &m.scorers[0];
         assert_eq!(
             (choice.name.as_str(), choice.scored, choice.unscored),

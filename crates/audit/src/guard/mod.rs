@@ -259,18 +259,10 @@ pub fn check_html(html: &str, against: &Value) -> GuardReport {
     check_text(&html_to_text(html), against, false)
 }
 
-/// [`check`] against JSON text, read in one pass and never built into a document tree: for
-/// a large source (a report's stats.json holds a point for every k of the pass^k curve), the
-/// tree would cost several times the text. Same verdict as [`check`] on the parsed text.
-///
-/// # Errors
-/// The parser's error when `json` is not one JSON document.
-pub fn check_against_text(prose: &str, json: &[u8]) -> Result<GuardReport, serde_json::Error> {
-    check_json_text(prose.to_owned(), JsonSource::Text(json), false)
-}
-
-/// [`check_against_text`] against the JSON file `json`, read in buffered passes and never held
-/// whole: the verdict of [`check_against_text`] on the file's text.
+/// [`check`] against the JSON file `json`, read in buffered passes and never built into a
+/// document tree nor held whole: for a large source (a report's stats.json holds a point for
+/// every k of the pass^k curve) the tree would cost several times the text. Same verdict as
+/// [`check`] on the parsed file.
 ///
 /// # Errors
 /// The file cannot be read, or is not one JSON document.
@@ -281,7 +273,7 @@ pub fn check_against_file(
     check_json_text(prose.to_owned(), JsonSource::File(json), false)
 }
 
-/// [`check_html_against_text`] against the JSON file `json`, as [`check_against_file`] reads it.
+/// [`check_html`] against the JSON file `json`, as [`check_against_file`] reads it.
 ///
 /// # Errors
 /// As [`check_against_file`].
@@ -290,14 +282,6 @@ pub fn check_html_against_file(
     json: &std::path::Path,
 ) -> Result<GuardReport, serde_json::Error> {
     check_json_text(html.to_owned(), JsonSource::File(json), true)
-}
-
-/// [`check_html`] against JSON text, as [`check_against_text`] reads it.
-///
-/// # Errors
-/// The parser's error when `json` is not one JSON document.
-pub fn check_html_against_text(html: &str, json: &[u8]) -> Result<GuardReport, serde_json::Error> {
-    check_json_text(html.to_owned(), JsonSource::Text(json), true)
 }
 
 /// Why [`check_files`] could not check.

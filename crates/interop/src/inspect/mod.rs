@@ -101,18 +101,7 @@ pub(crate) fn rfc3339(unix_seconds: u64) -> String {
     )
 }
 
-/// A name safe in a file name on every filesystem.
-pub(crate) fn file_safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub(crate) use benchaudit_runs::files::file_safe;
 
 /// The field `key` of a JSON object, or an error naming `what`.
 pub(crate) fn field<'a>(v: &'a Value, key: &str, what: &str) -> Result<&'a Value> {
